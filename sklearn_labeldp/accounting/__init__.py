@@ -1,0 +1,25 @@
+"""Privacy budgets: pure eps, zCDP rho, conversion to (eps, delta), the ledger."""
+
+from ..exceptions import BudgetError, PrivacyLeakWarning
+from ._accountant import BudgetAccountant
+from ._budget import PrivacyBudget, PrivacySpend, compose_parallel, compose_sequential
+from ._zcdp import (
+    approx_dp_to_zcdp,
+    gaussian_rho,
+    gaussian_sigma_for_approx_dp,
+    zcdp_to_approx_dp,
+)
+
+__all__ = [
+    "BudgetAccountant",
+    "BudgetError",
+    "PrivacyBudget",
+    "PrivacyLeakWarning",
+    "PrivacySpend",
+    "approx_dp_to_zcdp",
+    "compose_parallel",
+    "compose_sequential",
+    "gaussian_rho",
+    "gaussian_sigma_for_approx_dp",
+    "zcdp_to_approx_dp",
+]

@@ -1,0 +1,166 @@
+"""Privacy budgets, spend records and their composition."""
+
+import math
+from dataclasses import dataclass, field
+from numbers import Real
+
+__all__ = ["PrivacyBudget", "PrivacySpend", "compose_parallel", "compose_sequential"]
+
+
+def _check_budget_value(value, name, upper=math.inf):
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name} must be a real number; got {value!r}.")
+    value = float(value)
+    if math.isnan(value) or value < 0 or value > upper:
+        raise ValueError(f"{name} must lie in [0, {upper}]; got {value!r}.")
+    return value
+
+
+@dataclass(frozen=True)
+class PrivacyBudget:
+    """An (epsilon, delta) differential-privacy guarantee or allowance.
+
+    ``delta = 0`` is pure eps-DP. ``epsilon`` may be ``inf`` (no guarantee),
+    which is how an unlimited accountant is expressed.
+
+    Parameters
+    ----------
+    epsilon : float
+        Nonnegative.
+    delta : float, default=0.0
+        In ``[0, 1]``.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.accounting import PrivacyBudget
+    >>> PrivacyBudget(1.0) + PrivacyBudget(0.5, 1e-6)
+    PrivacyBudget(epsilon=1.5, delta=1e-06)
+    """
+
+    epsilon: float
+    delta: float = 0.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", _check_budget_value(self.epsilon, "epsilon"))
+        object.__setattr__(self, "delta", _check_budget_value(self.delta, "delta", 1.0))
+
+    def __add__(self, other):
+        """Sequential (basic) composition."""
+        if not isinstance(other, PrivacyBudget):
+            return NotImplemented
+        return compose_sequential([self, other])
+
+    def covers(self, other, *, rtol=1e-12):
+        """Whether ``other`` fits within this budget (up to rounding ``rtol``)."""
+        return other.epsilon <= self.epsilon * (1 + rtol) and other.delta <= self.delta * (
+            1 + rtol
+        )
+
+
+def compose_sequential(budgets):
+    """Basic sequential composition: epsilons add, deltas add (capped at 1).
+
+    Parameters
+    ----------
+    budgets : iterable of PrivacyBudget
+
+    Returns
+    -------
+    PrivacyBudget
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.accounting import PrivacyBudget, compose_sequential
+    >>> compose_sequential([PrivacyBudget(1.0), PrivacyBudget(2.0)])
+    PrivacyBudget(epsilon=3.0, delta=0.0)
+    """
+    budgets = list(budgets)
+    return PrivacyBudget(
+        math.fsum(b.epsilon for b in budgets), min(1.0, math.fsum(b.delta for b in budgets))
+    )
+
+
+def compose_parallel(budgets):
+    """Parallel composition over disjoint, label-independent parts: the maximum.
+
+    Valid only when every example's label is used by exactly one part and the
+    partition does not depend on the labels (McSherry 2009).
+
+    Parameters
+    ----------
+    budgets : iterable of PrivacyBudget
+
+    Returns
+    -------
+    PrivacyBudget
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.accounting import PrivacyBudget, compose_parallel
+    >>> compose_parallel([PrivacyBudget(1.0), PrivacyBudget(2.0, 1e-6)])
+    PrivacyBudget(epsilon=2.0, delta=1e-06)
+    """
+    budgets = list(budgets)
+    if not budgets:
+        return PrivacyBudget(0.0)
+    return PrivacyBudget(max(b.epsilon for b in budgets), max(b.delta for b in budgets))
+
+
+_COMPOSERS = {"sequential": compose_sequential, "parallel": compose_parallel}
+
+
+@dataclass(frozen=True)
+class PrivacySpend:
+    """A structured record of what a fit spent, composable from fitted models alone.
+
+    A leaf names one mechanism run; an inner node composes its ``parts``
+    sequentially or in parallel. Use :meth:`leaf` and :meth:`compose` to build
+    records: the budget of an inner node is derived from its parts.
+
+    Attributes
+    ----------
+    mechanism : str
+        What ran, e.g. ``"RRWithPrior"`` or ``"LP-MST"``.
+    budget : PrivacyBudget
+    params : dict
+        Public parameters of the run (eps per stage, sizes, ...).
+    composition : {"leaf", "sequential", "parallel"}
+    parts : tuple of PrivacySpend
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.accounting import PrivacySpend
+    >>> stages = [PrivacySpend.leaf("RRWithPrior", 1.0, stage=t) for t in range(2)]
+    >>> PrivacySpend.compose("LP-MST", stages, "parallel").budget
+    PrivacyBudget(epsilon=1.0, delta=0.0)
+    """
+
+    mechanism: str
+    budget: PrivacyBudget
+    params: dict = field(default_factory=dict)
+    composition: str = "leaf"
+    parts: tuple = ()
+
+    @property
+    def epsilon(self):
+        return self.budget.epsilon
+
+    @property
+    def delta(self):
+        return self.budget.delta
+
+    @classmethod
+    def leaf(cls, mechanism, epsilon, delta=0.0, **params):
+        """One run of one mechanism."""
+        return cls(mechanism, PrivacyBudget(epsilon, delta), dict(params))
+
+    @classmethod
+    def compose(cls, mechanism, parts, composition, **params):
+        """Compose ``parts`` with ``composition`` in {"sequential", "parallel"}."""
+        if composition not in _COMPOSERS:
+            raise ValueError(
+                f"composition must be 'sequential' or 'parallel'; got {composition!r}."
+            )
+        parts = tuple(parts)
+        budget = _COMPOSERS[composition](p.budget for p in parts)
+        return cls(mechanism, budget, dict(params), composition, parts)

@@ -1,0 +1,96 @@
+"""Randomized response (Warner 1965) on K classes."""
+
+import numpy as np
+
+from ..utils import check_generator
+from ._validation import check_epsilon, check_label_codes, check_n_classes
+
+__all__ = ["randomized_response", "randomized_response_distribution"]
+
+
+def _keep_probability(epsilon, k):
+    """``e^eps / (e^eps + k - 1)`` written with ``e^-eps`` so it never overflows."""
+    return 1.0 / (1.0 + (k - 1) * np.exp(-epsilon))
+
+
+def randomized_response(y, *, epsilon, n_classes, random_state=None):
+    """Randomized response: keep each label or replace it by a uniform other one.
+
+    ``P(out = y) = e^eps / (e^eps + K - 1)`` and ``P(out = j) = 1 / (e^eps + K - 1)``
+    for every ``j != y``, independently per example. The worst-case likelihood
+    ratio is exactly ``e^eps``: the release is eps-label-DP.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Integer label codes in ``[0, n_classes)``.
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    n_classes : int
+        Number of classes K >= 2.
+    random_state : None, int or numpy.random.Generator, default=None
+        ``None`` draws fresh operating-system entropy.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), int64
+        The randomized label codes.
+
+    See Also
+    --------
+    randomized_response_distribution : the exact output law.
+    rr_with_prior : randomized response restricted to the classes a prior favours.
+
+    References
+    ----------
+    .. [1] S. L. Warner. Randomized response: a survey technique for eliminating
+       evasive answer bias. JASA, 1965.
+    .. [2] B. Ghazi et al. Deep learning with label differential privacy.
+       NeurIPS 2021 (seed 000), Section 3.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import randomized_response
+    >>> randomized_response([0, 1, 2, 1], epsilon=50.0, n_classes=3, random_state=0)
+    array([0, 1, 2, 1])
+    """
+    epsilon = check_epsilon(epsilon)
+    n_classes = check_n_classes(n_classes)
+    y = check_label_codes(y, n_classes)
+    rng = check_generator(random_state)
+    keep = rng.random(y.shape[0]) < _keep_probability(epsilon, n_classes)
+    # A uniform label among the K - 1 others: shift y by 1..K-1 modulo K.
+    other = (y + 1 + rng.integers(n_classes - 1, size=y.shape[0])) % n_classes
+    return np.where(keep, y, other)
+
+
+def randomized_response_distribution(*, epsilon, n_classes):
+    """Exact output law of :func:`randomized_response`.
+
+    Parameters
+    ----------
+    epsilon : float
+    n_classes : int
+
+    Returns
+    -------
+    ndarray of shape (n_classes, n_classes)
+        Entry ``[y, out]`` is ``P(out | y)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_labeldp.mechanisms import randomized_response_distribution
+    >>> P = randomized_response_distribution(epsilon=np.log(2), n_classes=3)
+    >>> np.round(P, 3)
+    array([[0.5 , 0.25, 0.25],
+           [0.25, 0.5 , 0.25],
+           [0.25, 0.25, 0.5 ]])
+    """
+    epsilon = check_epsilon(epsilon)
+    n_classes = check_n_classes(n_classes)
+    keep = _keep_probability(epsilon, n_classes)
+    other = np.exp(-epsilon) * keep  # 1 / (e^eps + K - 1)
+    dist = np.full((n_classes, n_classes), other)
+    np.fill_diagonal(dist, keep)
+    return dist
