@@ -1,0 +1,32 @@
+# Every target builds its own virtual environment on first use, so on a fresh
+# machine `make demo` and `make test` are the only commands needed.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+
+.PHONY: demo test doc bench lint clean
+
+$(VENV)/.installed-%: pyproject.toml setup.py
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[$*]"
+	touch $@
+
+demo: $(VENV)/.installed-plot
+	$(PY) examples/plot_lp_mst_synthetic.py
+
+test: $(VENV)/.installed-test
+	$(PY) -m pytest -n 2 -q
+
+doc: $(VENV)/.installed-doc
+	$(PY) -m sphinx -b html -W --keep-going doc doc/_build/html
+
+bench: $(VENV)/.installed-plot
+	$(PY) benchmarks/bench_mechanisms.py
+
+lint: $(VENV)/.installed-test
+	$(PY) -m pip install --quiet ruff
+	$(PY) -m ruff check sklearn_labeldp tests benchmarks examples
+
+clean:
+	rm -rf $(VENV) doc/_build doc/auto_examples doc/generated
