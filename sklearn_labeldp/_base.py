@@ -1,0 +1,325 @@
+"""The shared base of every label-DP meta-estimator.
+
+Data flows one way: ``y`` -> a DP mechanism (through :class:`PrivateLabels`,
+the only reader of the true labels) -> privatised targets -> the base
+estimator. The base class does everything that must be identical across
+algorithms: parameter and data validation, the label set and its encoding,
+the budget charge before any label is used, metadata routing, prediction
+through ``classes_``, and the fitted privacy attributes.
+"""
+
+import warnings
+from abc import ABCMeta, abstractmethod
+from numbers import Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.metadata_routing import (
+    MetadataRouter,
+    MethodMapping,
+    _raise_for_params,
+    _routing_enabled,
+    process_routing,
+)
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    _num_samples,
+    check_is_fitted,
+    has_fit_parameter,
+    validate_data,
+)
+
+from ._private_labels import PrivateLabels
+from .accounting import BudgetAccountant
+from .exceptions import PrivacyLeakWarning
+from .priors import model_prior
+from .utils import check_generator, spawn_seeds
+
+__all__ = ["BaseLabelDPClassifier"]
+
+
+def _estimator_has(attr):
+    """Check the fitted final model if present, else the unfitted base estimator."""
+
+    def check(self):
+        if hasattr(self, "estimator_"):
+            return hasattr(self.estimator_, attr)
+        return hasattr(self._get_estimator(), attr)
+
+    return check
+
+
+def subset_fit_params(fit_params, indices, n_samples):
+    """Index the per-sample entries of ``fit_params`` (e.g. ``sample_weight``)."""
+    return {
+        key: _safe_indexing(value, indices)
+        if hasattr(value, "__len__") and not isinstance(value, str)
+        and _num_samples(value) == n_samples
+        else value
+        for key, value in fit_params.items()
+    }
+
+
+def seed_estimator(estimator, rng):
+    """Give every unset ``random_state`` of ``estimator`` (nested too) its own seed."""
+    unset = [
+        key
+        for key, value in estimator.get_params(deep=True).items()
+        if (key == "random_state" or key.endswith("__random_state")) and value is None
+    ]
+    if unset:
+        estimator.set_params(**dict(zip(unset, spawn_seeds(rng, len(unset)), strict=True)))
+    return estimator
+
+
+class BaseLabelDPClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
+    """Base class for classifiers whose fit is label-DP.
+
+    Subclasses implement :meth:`_default_estimator`, :meth:`_plan_fit` (checks
+    that depend on the data and the privacy spend, computed from public
+    information only) and :meth:`_fit_private` (the one method that receives
+    the labels, wrapped in :class:`PrivateLabels`). The base estimator is
+    trained on integer codes ``0..K-1``; predictions map back through
+    ``classes_``.
+    """
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "predict"]), None],
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "classes": ["array-like", None],
+        "random_state": ["random_state", np.random.Generator],
+        "accountant": [BudgetAccountant, None],
+    }
+
+    @abstractmethod
+    def _default_estimator(self):
+        """The base estimator used when ``estimator=None``."""
+
+    @abstractmethod
+    def _plan_fit(self, X, classes, rng):
+        """Validate data-dependent parameters and plan the fit before labels are used.
+
+        Returns
+        -------
+        spend : PrivacySpend
+            Everything the fit will spend; charged to the accountant.
+        plan : dict
+            Public state handed to :meth:`_fit_private`.
+        """
+
+    @abstractmethod
+    def _fit_private(self, X, labels, plan, fit_params, rng):
+        """Fit from the labels, read only through ``labels.release``.
+
+        Returns
+        -------
+        dict
+            Fitted attributes (including ``estimator_``) to set on ``self``.
+        """
+
+    def _get_estimator(self):
+        return self._default_estimator() if self.estimator is None else self.estimator
+
+    def _new_estimator(self, rng):
+        """A fresh, seeded clone of the base estimator."""
+        return seed_estimator(clone(self._get_estimator()), rng)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        base_tags = get_tags(self._get_estimator())
+        tags.input_tags.sparse = base_tags.input_tags.sparse
+        tags.input_tags.allow_nan = base_tags.input_tags.allow_nan
+        return tags
+
+    def get_metadata_routing(self):
+        """Route ``fit`` metadata such as ``sample_weight`` to the base estimator.
+
+        Returns
+        -------
+        MetadataRouter
+        """
+        return (
+            MetadataRouter(owner=self)
+            .add_self_request(self)
+            .add(
+                estimator=self._get_estimator(),
+                method_mapping=MethodMapping().add(caller="fit", callee="fit"),
+            )
+        )
+
+    def _validate_X(self, X, *, reset, y="no_validation"):
+        tags = self.__sklearn_tags__()
+        kwargs = dict(
+            accept_sparse=["csr", "csc"] if tags.input_tags.sparse else False,
+            ensure_all_finite=not tags.input_tags.allow_nan,
+            reset=reset,
+        )
+        return validate_data(self, X, y, **kwargs)
+
+    def _encode_labels(self, y):
+        """The sorted label set and the codes of ``y`` in it."""
+        if self.classes is None:
+            warnings.warn(
+                f"{type(self).__name__}: `classes` is None, so the label set is inferred "
+                "from y, which reveals which labels occur in the private data. Pass "
+                "`classes` explicitly to avoid this leak.",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+            classes = np.unique(y)
+        else:
+            classes = np.asarray(self.classes)
+            if classes.ndim != 1:
+                raise ValueError(f"classes must be 1-d; got shape {classes.shape}.")
+            if np.unique(classes).size != classes.size:
+                raise ValueError("classes must not contain duplicates.")
+            classes = np.sort(classes)
+        if classes.size < 2:
+            raise ValueError(
+                f"Classification needs at least 2 classes; got {classes.size} class "
+                f"({classes.tolist()}). Pass all possible labels through `classes`."
+            )
+        try:
+            codes = np.searchsorted(classes, y)
+        except TypeError as exc:
+            raise ValueError(
+                f"the labels in y are not comparable with classes={classes.tolist()}."
+            ) from exc
+        codes = np.clip(codes, 0, classes.size - 1)
+        unknown = classes[codes] != y
+        if unknown.any():
+            raise ValueError(
+                f"{int(unknown.sum())} label(s) in y are not in `classes` "
+                f"(allowed: {classes.tolist()})."
+            )
+        return classes, codes
+
+    def _route_fit_params(self, X, sample_weight, fit_params):
+        if _routing_enabled():
+            if sample_weight is not None:
+                fit_params["sample_weight"] = sample_weight
+            return dict(process_routing(self, "fit", **fit_params).estimator.fit)
+        _raise_for_params(fit_params, self, "fit")
+        if sample_weight is None:
+            return {}
+        if not has_fit_parameter(self._get_estimator(), "sample_weight"):
+            raise ValueError(
+                f"the base estimator {type(self._get_estimator()).__name__} does not "
+                "accept sample_weight."
+            )
+        return {"sample_weight": _check_sample_weight(sample_weight, X)}
+
+    # The base estimator's parameters are validated by its own fit.
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, sample_weight=None, **fit_params):
+        """Fit the base estimator on privatised labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Public features.
+        y : array-like of shape (n_samples,)
+            Private labels; read only by the DP mechanism.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Public, label-independent weights passed to the base estimator.
+        **fit_params : dict
+            Routed to the base estimator's ``fit`` (requires metadata routing).
+
+        Returns
+        -------
+        self : object
+        """
+        try:
+            self._fit(X, y, sample_weight, fit_params)
+        except BaseException:
+            self._discard_fitted_state()
+            raise
+        return self
+
+    def _fit(self, X, y, sample_weight, fit_params):
+        X, y = self._validate_X(X, y=y, reset=True)
+        check_classification_targets(y)
+        classes, codes = self._encode_labels(y)
+        fit_params = self._route_fit_params(X, sample_weight, fit_params)
+        rng = check_generator(self.random_state)
+        spend, plan = self._plan_fit(X, classes, rng)
+        if self.accountant is not None:
+            self.accountant.spend(spend)  # BudgetError here: no label used yet
+        fitted = self._fit_private(
+            X, PrivateLabels(codes, classes.size), plan, fit_params, rng
+        )
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self.classes_ = classes
+        self.privacy_spend_ = spend
+        self.epsilon_ = spend.epsilon
+        self.delta_ = spend.delta
+
+    def _discard_fitted_state(self):
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            delattr(self, name)
+
+    def predict(self, X):
+        """Predict class labels with the final model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return self.classes_.take(np.asarray(self.estimator_.predict(X), dtype=np.intp))
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the final model, one column per entry of ``classes_``.
+
+        Classes absent from the privatised labels get probability zero.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return model_prior(self.estimator_, X, np.arange(self.classes_.size))
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """Decision scores of the final model.
+
+        When the privatised labels covered every class this is the base
+        estimator's output unchanged; otherwise an (n_samples, n_classes) array
+        with ``-inf`` for the classes the model never saw.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        scores = self.estimator_.decision_function(X)
+        seen = np.asarray(self.estimator_.classes_, dtype=np.intp)
+        if seen.size == self.classes_.size:
+            return scores
+        if scores.ndim == 1:
+            scores = np.column_stack([-scores, scores])
+        full = np.full((scores.shape[0], self.classes_.size), -np.inf)
+        full[:, seen] = scores
+        return full

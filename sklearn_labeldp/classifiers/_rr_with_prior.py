@@ -1,0 +1,272 @@
+"""RRWithPriorClassifier: LP-MST, multi-stage training with RRWithPrior labels."""
+
+import copy
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.utils import _safe_indexing
+from sklearn.utils._param_validation import HasMethods, Interval
+
+from .._base import BaseLabelDPClassifier, subset_fit_params
+from ..accounting import PrivacySpend
+from ..mechanisms import rr_with_prior, top_k_mask
+from ..mechanisms._validation import check_prior
+from ..priors import apply_temperature, model_prior, uniform_prior
+
+__all__ = ["RRWithPriorClassifier"]
+
+
+class RRWithPriorClassifier(BaseLabelDPClassifier):
+    """Label-DP classifier trained on RRWithPrior labels in stages (LP-MST).
+
+    The data is split at random, independently of the labels, into
+    ``n_stages`` parts. Stage ``t`` privatises the labels of its part with
+    RRWithPrior, using as prior the class probabilities that the stage
+    ``t - 1`` model predicts (softened or sharpened by ``temperature``), and
+    fits a fresh base estimator on every noisy label obtained so far. Each
+    label goes through the mechanism exactly once, so by parallel composition
+    the whole fit is ``epsilon``-label-DP. With ``n_stages=1`` and no prior
+    this is plain randomized response (LP-1ST).
+
+    Parameters
+    ----------
+    estimator : classifier, default=None
+        Base estimator fitted on the noisy labels of each stage; it needs
+        ``predict_proba`` when ``n_stages > 1``. ``None`` means
+        ``KNeighborsClassifier(n_neighbors=10)``.
+    epsilon : float, default=1.0
+        Label-DP parameter of the whole fit, > 0 and finite.
+    classes : array-like, default=None
+        All possible labels. ``None`` infers them from ``y`` and emits a
+        :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`, because the
+        set of labels that occur is itself private.
+    n_stages : int, default=1
+        Number of stages ``T`` (LP-1ST is RR, LP-2ST, ...).
+    stage_fractions : array-like of shape (n_stages,), default=None
+        Fraction of the examples in each stage, positive and summing to 1.
+        ``None`` splits equally.
+    temperature : float, default=1.0
+        Prior temperature ``tau``: the prior is ``softmax(log p / tau)`` of the
+        previous model's probabilities ``p`` (< 1 sharpens, > 1 flattens).
+    prior : array-like of shape (n_samples, n_classes) or classifier, default=None
+        Public prior for the first stage instead of the uniform one: an array
+        aligned with the rows and the sorted ``classes`` of the training data,
+        or a classifier already fitted on public data whose ``predict_proba``
+        is used (its classes must be a subset of ``classes``). Temperature
+        applies to it as to the stage models.
+    filter_earlier_stages : bool, default=True
+        From stage 2 on, drop earlier-stage examples whose noisy label is not
+        among the previous model's top ``k_f`` classes, with ``k_f`` the floor
+        of the mean ``k*`` of the current stage (seed 000, Appendix).
+    warm_start : bool, default=False
+        Start each stage's model from the previous stage's fitted model
+        (the base estimator must have a ``warm_start`` parameter) instead of a
+        fresh clone.
+    random_state : None, int, numpy.random.Generator or RandomState, default=None
+        Controls the stage split, the mechanism and the base estimators' unset
+        seeds. ``None`` draws fresh operating-system entropy.
+    accountant : BudgetAccountant, default=None
+        Charged with the whole spend before any label is used; a fit that does
+        not fit the remaining budget raises
+        :class:`~sklearn_labeldp.exceptions.BudgetError` and uses no label.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Sorted label set.
+    estimator_ : estimator
+        The final (last-stage) model; predictions delegate to it.
+    estimators_ : list of estimators
+        The model of each stage.
+    stage_k_ : ndarray of shape (n_stages,)
+        Mean ``k*`` of RRWithPrior in each stage (``n_classes`` for a uniform prior).
+    epsilon_ : float
+        Label-DP epsilon of the fit.
+    delta_ : float
+        Always 0: the fit is pure label-DP.
+    privacy_spend_ : PrivacySpend
+        Structured record: a parallel composition of one RRWithPrior per stage.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only when ``X`` has string feature names.
+
+    See Also
+    --------
+    sklearn_labeldp.mechanisms.rr_with_prior : the mechanism of each stage.
+
+    References
+    ----------
+    .. [1] B. Ghazi, N. Golowich, R. Kumar, P. Manurangsi, C. Zhang. Deep learning
+       with label differential privacy. NeurIPS 2021, Algorithms 2 and 3.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn_labeldp.classifiers import RRWithPriorClassifier
+    >>> from sklearn_labeldp.datasets import make_circle_gaussians
+    >>> X, y = make_circle_gaussians(2000, 4, sigma=0.3, random_state=0)
+    >>> clf = RRWithPriorClassifier(LogisticRegression(), epsilon=1.0, n_stages=2,
+    ...                             classes=[0, 1, 2, 3], random_state=0).fit(X, y)
+    >>> clf.epsilon_, float(clf.stage_k_[0])
+    (1.0, 4.0)
+    >>> bool(clf.score(X, y) > 0.8)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **BaseLabelDPClassifier._parameter_constraints,
+        "n_stages": [Interval(Integral, 1, None, closed="left")],
+        "stage_fractions": ["array-like", None],
+        "temperature": [Interval(Real, 0, None, closed="neither")],
+        "prior": ["array-like", HasMethods(["predict_proba"]), None],
+        "filter_earlier_stages": ["boolean"],
+        "warm_start": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        epsilon=1.0,
+        classes=None,
+        n_stages=1,
+        stage_fractions=None,
+        temperature=1.0,
+        prior=None,
+        filter_earlier_stages=True,
+        warm_start=False,
+        random_state=None,
+        accountant=None,
+    ):
+        self.estimator = estimator
+        self.epsilon = epsilon
+        self.classes = classes
+        self.n_stages = n_stages
+        self.stage_fractions = stage_fractions
+        self.temperature = temperature
+        self.prior = prior
+        self.filter_earlier_stages = filter_earlier_stages
+        self.warm_start = warm_start
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def _default_estimator(self):
+        return KNeighborsClassifier(n_neighbors=10)
+
+    def _stage_sizes(self, n_samples):
+        if self.stage_fractions is None:
+            fractions = np.full(self.n_stages, 1.0 / self.n_stages)
+        else:
+            fractions = np.asarray(self.stage_fractions, dtype=np.float64)
+            if fractions.shape != (self.n_stages,):
+                raise ValueError(
+                    f"stage_fractions must have one entry per stage ({self.n_stages}); "
+                    f"got shape {fractions.shape}."
+                )
+            if not np.all(np.isfinite(fractions) & (fractions > 0)):
+                raise ValueError("stage_fractions must be finite and > 0.")
+            if abs(fractions.sum() - 1.0) > 1e-6:
+                raise ValueError(
+                    f"stage_fractions must sum to 1; they sum to {fractions.sum():.6g}."
+                )
+        bounds = np.round(np.cumsum(fractions) * n_samples).astype(np.intp)
+        bounds[-1] = n_samples
+        sizes = np.diff(bounds, prepend=0)
+        if (sizes < 1).any():
+            raise ValueError(
+                f"n_stages={self.n_stages} with stage_fractions={fractions.tolist()} "
+                f"leaves a stage without examples for n_samples={n_samples}; use fewer "
+                "stages or more data."
+            )
+        return sizes
+
+    def _initial_prior(self, X, classes):
+        if self.prior is None:
+            return None
+        if hasattr(self.prior, "predict_proba"):
+            prior = model_prior(self.prior, X, classes)
+        else:
+            prior = check_prior(self.prior, n_samples=X.shape[0])
+            if prior.shape[1] != classes.size:
+                raise ValueError(
+                    f"prior has {prior.shape[1]} columns but there are {classes.size} "
+                    "classes; give one column per entry of the sorted `classes`."
+                )
+        return apply_temperature(prior, self.temperature)
+
+    def _plan_fit(self, X, classes, rng):
+        if self.warm_start and "warm_start" not in self._get_estimator().get_params():
+            raise ValueError(
+                f"warm_start=True needs a base estimator with a warm_start parameter; "
+                f"{type(self._get_estimator()).__name__} has none."
+            )
+        if self.n_stages > 1 and not hasattr(self._get_estimator(), "predict_proba"):
+            raise ValueError(
+                "n_stages > 1 needs a base estimator with predict_proba to build the "
+                "priors of later stages."
+            )
+        if not np.isfinite(self.temperature):
+            raise ValueError(f"temperature must be finite; got {self.temperature!r}.")
+        sizes = self._stage_sizes(X.shape[0])
+        plan = {
+            "stages": np.split(rng.permutation(X.shape[0]), np.cumsum(sizes)[:-1]),
+            "initial_prior": self._initial_prior(X, classes),
+        }
+        spend = PrivacySpend.compose(
+            "LP-MST",
+            [
+                PrivacySpend.leaf("RRWithPrior", self.epsilon, stage=t, n_samples=int(size))
+                for t, size in enumerate(sizes)
+            ],
+            "parallel",
+            n_stages=self.n_stages,
+        )
+        return spend, plan
+
+    def _prior(self, model, plan, X, indices, n_classes):
+        """The public prior of ``indices``: the previous model's, or the initial one."""
+        if model is not None:
+            proba = model_prior(model, _safe_indexing(X, indices), np.arange(n_classes))
+            return apply_temperature(proba, self.temperature)
+        if plan["initial_prior"] is not None:
+            return plan["initial_prior"][indices]
+        return uniform_prior(indices.size, n_classes)
+
+    def _next_estimator(self, previous, rng):
+        if self.warm_start and previous is not None:
+            return copy.deepcopy(previous)
+        estimator = self._new_estimator(rng)
+        if self.warm_start:
+            estimator.set_params(warm_start=True)
+        return estimator
+
+    def _fit_private(self, X, labels, plan, fit_params, rng):
+        n_samples, n_classes = labels.n_samples, labels.n_classes
+        noisy = np.empty(n_samples, dtype=np.int64)
+        estimators, stage_k = [], []
+        model = None
+        for t, indices in enumerate(plan["stages"]):
+            noisy[indices], k = labels.release(
+                rr_with_prior,
+                indices,
+                prior=self._prior(model, plan, X, indices, n_classes),
+                epsilon=self.epsilon,
+                random_state=rng,
+                return_k=True,
+            )
+            stage_k.append(k.mean())
+            earlier = np.concatenate([np.empty(0, np.intp), *plan["stages"][:t]])
+            if model is not None and self.filter_earlier_stages:
+                k_f = max(1, int(np.floor(k.mean())))
+                in_top = top_k_mask(self._prior(model, plan, X, earlier, n_classes), k_f)
+                earlier = earlier[in_top[np.arange(earlier.size), noisy[earlier]]]
+            train = np.concatenate([earlier, indices])
+            model = self._next_estimator(model, rng)
+            model.fit(
+                _safe_indexing(X, train),
+                noisy[train],
+                **subset_fit_params(fit_params, train, n_samples),
+            )
+            estimators.append(model)
+        return {"estimator_": model, "estimators_": estimators, "stage_k_": np.array(stage_k)}

@@ -1,0 +1,55 @@
+"""scikit-learn's estimator checks for every public estimator."""
+
+import warnings
+
+from sklearn.linear_model import LogisticRegression
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_labeldp import PrivacyLeakWarning, RRWithPriorClassifier
+
+# A large epsilon keeps the noisy labels close to the true ones, so the checks
+# that demand a good training accuracy test the meta-estimator's plumbing
+# rather than the privacy-utility trade-off.
+ESTIMATORS = [
+    RRWithPriorClassifier(KNeighborsClassifier(n_neighbors=3), epsilon=8.0),
+    RRWithPriorClassifier(KNeighborsClassifier(n_neighbors=3), epsilon=8.0, n_stages=2),
+    RRWithPriorClassifier(LogisticRegression(), epsilon=8.0),
+    RRWithPriorClassifier(LogisticRegression(), epsilon=8.0, n_stages=2),
+]
+
+NOISE_PER_EXAMPLE = (
+    "the mechanism draws one noisy label per example: an example repeated twice "
+    "gets two independent noisy labels, one with weight 2 gets a single one"
+)
+KNN_NO_WEIGHTS = (
+    "the meta-estimator forwards sample_weight to its base estimator and "
+    "KNeighborsClassifier.fit accepts none"
+)
+
+
+def expected_failed_checks(estimator):
+    failures = {
+        "check_sample_weight_equivalence_on_dense_data": NOISE_PER_EXAMPLE,
+        "check_sample_weight_equivalence_on_sparse_data": NOISE_PER_EXAMPLE,
+    }
+    if isinstance(estimator.estimator, KNeighborsClassifier):
+        for check in (
+            "check_sample_weights_list",
+            "check_sample_weights_not_an_array",
+            "check_sample_weights_shape",
+            "check_sample_weights_not_overwritten",
+            "check_all_zero_sample_weights_error",
+            "check_classifiers_one_label_sample_weights",
+        ):
+            failures[check] = KNN_NO_WEIGHTS
+    return failures
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        # The checks fit without `classes`; the leak warning is tested elsewhere.
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        check(estimator)
+
