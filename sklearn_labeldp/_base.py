@@ -168,7 +168,8 @@ class BaseLabelDPClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator, 
                 "from y, which reveals which labels occur in the private data. Pass "
                 "`classes` explicitly to avoid this leak.",
                 PrivacyLeakWarning,
-                stacklevel=3,
+                stacklevel=5,  # the caller of fit
+
             )
             classes = np.unique(y)
         else:
