@@ -206,8 +206,6 @@ class RRWithPriorClassifier(BaseLabelDPClassifier):
                 "n_stages > 1 needs a base estimator with predict_proba to build the "
                 "priors of later stages."
             )
-        if not np.isfinite(self.temperature):
-            raise ValueError(f"temperature must be finite; got {self.temperature!r}.")
         sizes = self._stage_sizes(X.shape[0])
         plan = {
             "stages": np.split(rng.permutation(X.shape[0]), np.cumsum(sizes)[:-1]),
