@@ -23,9 +23,10 @@ class BudgetAccountant:
     Parameters
     ----------
     epsilon : float, default=inf
-        Ceiling on the total epsilon; ``inf`` records without limiting.
+        Ceiling on the total epsilon; ``inf`` records without limiting epsilon.
     delta : float, default=0.0
-        Ceiling on the total delta, in ``[0, 1]``.
+        Ceiling on the total delta, in ``[0, 1]``: the default admits pure-DP
+        spends only; ``BudgetAccountant(math.inf, 1.0)`` limits nothing.
 
     Attributes
     ----------
@@ -123,6 +124,8 @@ class BudgetAccountant:
     @staticmethod
     def _as_spend(epsilon, delta):
         if isinstance(epsilon, PrivacySpend):
+            if delta != 0:
+                raise ValueError("pass delta inside the PrivacySpend record, not separately.")
             return epsilon
         return PrivacySpend.leaf("user", epsilon, delta)
 

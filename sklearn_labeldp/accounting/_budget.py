@@ -52,9 +52,7 @@ class PrivacyBudget:
 
     def covers(self, other, *, rtol=1e-12):
         """Whether ``other`` fits within this budget (up to rounding ``rtol``)."""
-        return other.epsilon <= self.epsilon * (1 + rtol) and other.delta <= self.delta * (
-            1 + rtol
-        )
+        return other.epsilon <= self.epsilon * (1 + rtol) and other.delta <= self.delta * (1 + rtol)
 
 
 def compose_sequential(budgets):
@@ -141,6 +139,27 @@ class PrivacySpend:
     composition: str = "leaf"
     parts: tuple = ()
 
+    def __post_init__(self):
+        # The accountant trusts ``budget``: refuse records that understate their parts.
+        if not isinstance(self.budget, PrivacyBudget):
+            raise TypeError(f"budget must be a PrivacyBudget; got {self.budget!r}.")
+        if self.composition == "leaf":
+            if self.parts:
+                raise ValueError("a leaf PrivacySpend has no parts.")
+            return
+        if self.composition not in _COMPOSERS:
+            raise ValueError(
+                f"composition must be 'leaf', 'sequential' or 'parallel'; got {self.composition!r}."
+            )
+        if not all(isinstance(p, PrivacySpend) for p in self.parts):
+            raise TypeError("parts must be PrivacySpend records.")
+        composed = _COMPOSERS[self.composition](p.budget for p in self.parts)
+        if not self.budget.covers(composed):
+            raise ValueError(
+                f"budget {self.budget} understates the {self.composition} composition "
+                f"of its parts, {composed}."
+            )
+
     @property
     def epsilon(self):
         return self.budget.epsilon
@@ -162,5 +181,7 @@ class PrivacySpend:
                 f"composition must be 'sequential' or 'parallel'; got {composition!r}."
             )
         parts = tuple(parts)
+        if not all(isinstance(p, PrivacySpend) for p in parts):
+            raise TypeError("parts must be PrivacySpend records.")
         budget = _COMPOSERS[composition](p.budget for p in parts)
         return cls(mechanism, budget, dict(params), composition, parts)

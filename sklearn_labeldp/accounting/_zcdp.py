@@ -5,6 +5,7 @@ A Gaussian mechanism with L2 sensitivity ``D`` and noise std ``s`` is
 """
 
 import math
+import sys
 from numbers import Real
 
 from scipy.optimize import minimize_scalar
@@ -31,7 +32,9 @@ def _check_positive(value, name, *, allow_zero=False):
 
 
 def _check_delta(delta):
-    if isinstance(delta, bool) or not isinstance(delta, Real) or not 0 < delta < 1:
+    if isinstance(delta, bool) or not isinstance(delta, Real):
+        raise TypeError(f"delta must be a real number; got {delta!r}.")
+    if not 0 < delta < 1:
         raise ValueError(f"delta must lie in the open interval (0, 1); got {delta!r}.")
     return float(delta)
 
@@ -87,6 +90,22 @@ def _cks_epsilon(rho, delta):
     return min(float(result.fun), _classic_epsilon(rho, delta))
 
 
+def _epsilon(rho, delta, method):
+    """The conversion without input validation; ``rho = 0`` gives 0."""
+    if rho == 0:
+        return 0.0
+    eps = _classic_epsilon(rho, delta) if method == "classic" else _cks_epsilon(rho, delta)
+    # A negative bound still implies (0, delta)-DP (CKS 2020, Prop. 12 holds for any eps).
+    return max(0.0, eps)
+
+
+def _classic_rho(epsilon, delta):
+    # Closed-form inverse of eps = rho + 2 sqrt(rho L): sqrt(rho) = sqrt(L + eps) - sqrt(L),
+    # written without cancellation.
+    log_inv_delta = math.log(1.0 / delta)
+    return (epsilon / (math.sqrt(log_inv_delta + epsilon) + math.sqrt(log_inv_delta))) ** 2
+
+
 def zcdp_to_approx_dp(rho, delta, *, method="cks"):
     """Convert rho-zCDP to (eps, delta)-DP.
 
@@ -118,16 +137,15 @@ def zcdp_to_approx_dp(rho, delta, *, method="cks"):
     rho = _check_positive(rho, "rho", allow_zero=True)
     delta = _check_delta(delta)
     _check_method(method)
-    if rho == 0:
-        return 0.0
-    eps = _classic_epsilon(rho, delta) if method == "classic" else _cks_epsilon(rho, delta)
-    return max(0.0, eps)
+    return _epsilon(rho, delta, method)
 
 
 def approx_dp_to_zcdp(epsilon, delta, *, method="cks"):
     """The largest rho whose conversion (:func:`zcdp_to_approx_dp`) is within (eps, delta).
 
-    Found by bisection on ``log(rho)``; the returned rho errs on the safe side.
+    Found by bisection on ``log(rho)``, started from the closed-form inverse of
+    the classic bound; the returned rho always converts to at most ``epsilon``
+    and is within a relative ``1e-12`` of the largest such rho.
 
     Parameters
     ----------
@@ -151,10 +169,25 @@ def approx_dp_to_zcdp(epsilon, delta, *, method="cks"):
     epsilon = _check_positive(epsilon, "epsilon")
     delta = _check_delta(delta)
     _check_method(method)
-    lo, hi = 1e-300, max(1.0, epsilon)  # eps(rho) >= rho, so eps(epsilon) >= epsilon
+    # Invariant: eps(lo) <= epsilon < eps(hi). The classic closed form is feasible for
+    # both methods up to rounding (CKS is never above classic); halve past any rounding.
+    lo, hi = max(_classic_rho(epsilon, delta), sys.float_info.min), None
+    while _epsilon(lo, delta, method) > epsilon:
+        lo, hi = lo / 2.0, lo
+        if lo == 0:
+            return 0.0
+    if hi is None:
+        # eps(rho) < rho is possible for CKS (delta near 1): grow hi until infeasible.
+        hi = 2.0 * lo
+        while _epsilon(hi, delta, method) <= epsilon:
+            lo, hi = hi, 2.0 * hi
+            if not math.isfinite(hi):
+                return lo
     for _ in range(200):
-        mid = math.sqrt(lo * hi)
-        if zcdp_to_approx_dp(mid, delta, method=method) <= epsilon:
+        mid = math.sqrt(lo) * math.sqrt(hi)  # geometric mean without underflow
+        if not lo < mid < hi:
+            break
+        if _epsilon(mid, delta, method) <= epsilon:
             lo = mid
         else:
             hi = mid
@@ -177,6 +210,9 @@ def gaussian_sigma_for_approx_dp(epsilon, delta, *, sensitivity=1.0, method="cks
     Returns
     -------
     float
+        ``sensitivity / sqrt(2 rho)`` for the rho of :func:`approx_dp_to_zcdp`,
+        rounded up so that the round trip never exceeds ``epsilon``; ``inf`` when
+        ``epsilon`` is too small for any positive rho representable as a float.
 
     Examples
     --------
@@ -187,4 +223,11 @@ def gaussian_sigma_for_approx_dp(epsilon, delta, *, sensitivity=1.0, method="cks
     """
     sensitivity = _check_positive(sensitivity, "sensitivity")
     rho = approx_dp_to_zcdp(epsilon, delta, method=method)
-    return sensitivity / math.sqrt(2.0 * rho)
+    if rho == 0:
+        return math.inf
+    sigma = sensitivity / math.sqrt(2.0 * rho)
+    # The round trip sigma -> rho can land an ulp above rho; widen until it converts
+    # within epsilon, so the returned sigma is never (even by rounding) too small.
+    while _epsilon(gaussian_rho(sensitivity, sigma), delta, method) > epsilon:
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma

@@ -1,0 +1,259 @@
+"""BudgetAccountant: the ledger, its ceiling, atomicity and persistence."""
+
+import copy
+import math
+import pickle
+import threading
+import time
+
+import pytest
+
+from sklearn_labeldp.accounting import (
+    BudgetAccountant,
+    BudgetError,
+    PrivacyBudget,
+    PrivacySpend,
+    _accountant,
+)
+
+
+def test_budget_error_is_a_value_error():
+    assert issubclass(BudgetError, ValueError)
+    acc = BudgetAccountant(epsilon=1.0)
+    with pytest.raises(ValueError):
+        acc.spend(2.0)
+
+
+def test_ceiling_and_repr():
+    acc = BudgetAccountant(epsilon=2.5, delta=1e-5)
+    assert (acc.epsilon, acc.delta) == (2.5, 1e-5)
+    assert repr(acc) == "BudgetAccountant(epsilon=2.5, delta=1e-05)"
+    assert repr(BudgetAccountant()) == "BudgetAccountant(epsilon=inf, delta=0.0)"
+
+
+@pytest.mark.parametrize(
+    "epsilon, delta, error",
+    [
+        (-1.0, 0.0, ValueError),
+        (1.0, 2.0, ValueError),
+        (math.nan, 0.0, ValueError),
+        ("1", 0.0, TypeError),
+        (1.0, True, TypeError),
+    ],
+)
+def test_bad_ceiling_is_rejected(epsilon, delta, error):
+    with pytest.raises(error):
+        BudgetAccountant(epsilon, delta)
+
+
+def test_spend_total_remaining():
+    acc = BudgetAccountant(epsilon=3.0, delta=1e-5)
+    assert acc.total() == PrivacyBudget(0.0)
+    assert acc.remaining() == PrivacyBudget(3.0, 1e-5)
+    assert acc.spend(1.0) is None
+    acc.spend(0.5, 4e-6)
+    assert acc.total() == PrivacyBudget(1.5, 4e-6)
+    assert acc.remaining().epsilon == 1.5
+    assert acc.remaining().delta == pytest.approx(6e-6, rel=1e-12)
+    assert [s.budget for s in acc.spends] == [PrivacyBudget(1.0), PrivacyBudget(0.5, 4e-6)]
+    assert all(s.mechanism == "user" and s.composition == "leaf" for s in acc.spends)
+
+
+def test_unlimited_accountant_records_everything_epsilon():
+    acc = BudgetAccountant()
+    for _ in range(5):
+        acc.spend(1e6)
+    assert acc.total() == PrivacyBudget(5e6)
+    assert acc.remaining() == PrivacyBudget(math.inf)
+    # Its delta ceiling is 0, so an approximate-DP spend is refused.
+    with pytest.raises(BudgetError):
+        acc.spend(1.0, 1e-9)
+    unlimited = BudgetAccountant(math.inf, 1.0)
+    unlimited.spend(10.0, 0.5)
+    unlimited.spend(10.0, 0.7)
+    assert unlimited.total() == PrivacyBudget(20.0, 1.0)
+
+
+def test_exceeding_epsilon_raises_and_records_nothing():
+    acc = BudgetAccountant(epsilon=2.0)
+    acc.spend(1.5)
+    with pytest.raises(BudgetError, match="would exceed"):
+        acc.spend(0.6)
+    assert len(acc.spends) == 1
+    assert acc.total() == PrivacyBudget(1.5)
+    acc.spend(0.5)  # the refusal did not use up anything
+    assert acc.remaining() == PrivacyBudget(0.0)
+    with pytest.raises(BudgetError):
+        acc.spend(1e-9)
+    assert acc.total() == PrivacyBudget(2.0)
+
+
+def test_exceeding_delta_raises_and_records_nothing():
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-5)
+    acc.spend(1.0, 8e-6)
+    with pytest.raises(BudgetError, match="delta"):
+        acc.spend(1.0, 3e-6)
+    assert acc.total() == PrivacyBudget(1.0, 8e-6)
+    acc.spend(1.0, 2e-6)
+    assert len(acc.spends) == 2
+    with pytest.raises(BudgetError):
+        BudgetAccountant(epsilon=10.0).spend(0.1, 1e-12)  # pure-DP ceiling
+
+
+def test_invalid_spend_raises_and_records_nothing():
+    acc = BudgetAccountant(epsilon=1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        acc.spend(-0.5)
+    with pytest.raises(ValueError, match="epsilon"):
+        acc.spend(math.nan)
+    with pytest.raises(TypeError):
+        acc.spend("0.5")
+    assert acc.spends == []
+    with pytest.raises(BudgetError):
+        acc.spend(math.inf)
+
+
+def test_exact_fill_up_to_the_ceiling():
+    acc = BudgetAccountant(epsilon=1.0)
+    for _ in range(10):
+        acc.spend(0.1)
+    assert acc.total() == PrivacyBudget(1.0)
+    assert acc.remaining() == PrivacyBudget(0.0)
+    with pytest.raises(BudgetError):
+        acc.spend(0.1)
+    assert len(acc.spends) == 10
+
+    for parts, ceiling in [([0.1, 0.2], 0.3), ([1 / 3] * 3, 1.0), ([0.7, 0.2, 0.1], 1.0)]:
+        acc = BudgetAccountant(epsilon=ceiling, delta=1e-5)
+        for p in parts:
+            acc.spend(p, 1e-5 / len(parts))
+        assert len(acc.spends) == len(parts)
+
+    # Filling by whatever remains is always allowed.
+    acc = BudgetAccountant(epsilon=1.0)
+    acc.spend(0.3)
+    acc.spend(acc.remaining().epsilon)
+    assert acc.remaining().epsilon == 0.0
+
+
+def test_rounding_tolerance_is_not_a_real_overspend():
+    acc = BudgetAccountant(epsilon=1.0)
+    acc.spend(0.5)
+    with pytest.raises(BudgetError):
+        acc.spend(0.5 + 1e-9)
+    # Many tiny spends cannot creep past the ceiling: the check is on the running total.
+    acc = BudgetAccountant(epsilon=1.0)
+    acc.spend(1.0)
+    refused = 0
+    for _ in range(100):
+        try:
+            acc.spend(1e-13)
+        except BudgetError:
+            refused += 1
+    assert acc.total().epsilon <= 1.0 + 1e-12
+    assert refused >= 90
+
+
+def test_check_does_not_record():
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-6)
+    assert acc.check(1.0, 1e-6) is None
+    acc.check(0.5)
+    assert acc.spends == [] and acc.total() == PrivacyBudget(0.0)
+    with pytest.raises(BudgetError):
+        acc.check(1.5)
+    with pytest.raises(BudgetError):
+        acc.check(0.5, 2e-6)
+    acc.spend(0.75)
+    with pytest.raises(BudgetError):
+        acc.check(0.5)
+    acc.check(0.25)
+    assert len(acc.spends) == 1
+
+
+def test_accepts_privacy_spend_records():
+    stages = [PrivacySpend.leaf("RRWithPrior", 1.0, stage=t) for t in range(3)]
+    fit = PrivacySpend.compose("LP-MST", stages, "parallel")
+    acc = BudgetAccountant(epsilon=2.5, delta=1e-6)
+    acc.spend(fit)
+    assert acc.spends == [fit] and acc.spends[0] is fit
+    acc.spend(PrivacySpend.leaf("Gaussian", 1.0, 1e-6))
+    assert acc.total() == PrivacyBudget(2.0, 1e-6)
+    seq = PrivacySpend.compose("two", stages[:2], "sequential")
+    acc.check(PrivacySpend.leaf("RR", 0.5))
+    with pytest.raises(BudgetError):
+        acc.check(seq)
+    with pytest.raises(BudgetError):
+        acc.spend(seq)
+    assert len(acc.spends) == 2
+
+
+def _slow_compose(monkeypatch):
+    # Widen the window between reading the ledger and appending to it, so that an
+    # unsynchronised check-and-spend would be caught overspending.
+    original = _accountant.compose_sequential
+
+    def slow(budgets):
+        budgets = list(budgets)
+        time.sleep(1e-4)
+        return original(budgets)
+
+    monkeypatch.setattr(_accountant, "compose_sequential", slow)
+
+
+def test_check_and_spend_is_atomic_under_threads(monkeypatch):
+    _slow_compose(monkeypatch)
+    acc = BudgetAccountant(epsilon=1.0)
+    n_threads = 16
+    barrier = threading.Barrier(n_threads)
+    successes = [0] * n_threads
+    errors = []
+
+    def worker(i):
+        barrier.wait()
+        for _ in range(5):
+            try:
+                acc.spend(0.1)
+                successes[i] += 1
+            except BudgetError:
+                pass
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    assert errors == []
+    assert sum(successes) == 10
+    assert len(acc.spends) == 10
+    assert acc.total() == PrivacyBudget(1.0)
+
+
+def test_pickle_round_trip_keeps_spends_and_a_working_lock():
+    acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
+    acc.spend(PrivacySpend.leaf("RR", 0.5, stage=0))
+    acc.spend(0.25, 1e-6)
+    clone = pickle.loads(pickle.dumps(acc))
+    assert repr(clone) == repr(acc)
+    assert clone.spends == acc.spends
+    assert clone.total() == acc.total() == PrivacyBudget(0.75, 1e-6)
+    assert clone._lock is not acc._lock
+    # The copy works and records on its own ledger.
+    clone.spend(1.0)
+    assert clone.total().epsilon == 1.75 and acc.total().epsilon == 0.75
+    with pytest.raises(BudgetError):
+        clone.spend(0.5)
+    deep = copy.deepcopy(acc)
+    deep.spend(1.25)
+    assert deep.remaining().epsilon == 0.0 and len(acc.spends) == 2
+
+
+def test_delta_beside_a_record_is_refused():
+    from sklearn_labeldp.accounting import PrivacySpend
+
+    acc = BudgetAccountant(epsilon=5.0, delta=1e-3)
+    with pytest.raises(ValueError, match="inside the PrivacySpend"):
+        acc.spend(PrivacySpend.leaf("x", 1.0), 1e-5)
+    assert acc.spends == []
