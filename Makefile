@@ -19,7 +19,7 @@ test: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 -q
 
 doc: $(VENV)/.installed-doc
-	$(PY) -m sphinx -b html -W --keep-going doc doc/_build/html
+	$(PY) -m sphinx -E -b html -W --keep-going doc doc/_build/html
 
 bench: $(VENV)/.installed-plot
 	$(PY) benchmarks/bench_mechanisms.py

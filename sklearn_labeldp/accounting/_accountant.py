@@ -13,7 +13,7 @@ class BudgetAccountant:
     """Track privacy spends against a ceiling, composing them sequentially.
 
     Estimators given an ``accountant`` charge it with their whole planned spend
-    before they touch any label; if the spend does not fit, :class:`BudgetError`
+    before they touch any label; if the spend does not fit, :class:`~sklearn_labeldp.exceptions.BudgetError`
     is raised and nothing is recorded. Check and record happen under one lock,
     so concurrent threads can never jointly overspend.
 
@@ -102,7 +102,15 @@ class BudgetAccountant:
         )
 
     def check(self, epsilon, delta=0.0):
-        """Raise :class:`BudgetError` if spending (epsilon, delta) would overspend."""
+        """Raise :class:`~sklearn_labeldp.exceptions.BudgetError` if a spend would not fit.
+
+        Nothing is recorded.
+
+        Parameters
+        ----------
+        epsilon : float or PrivacySpend
+        delta : float, default=0.0
+        """
         spend = self._as_spend(epsilon, delta)
         with self._lock:
             self._check_locked(spend.budget)

@@ -88,7 +88,7 @@ class RRWithPriorClassifier(BaseLabelDPClassifier):
     privacy_spend_ : PrivacySpend
         Structured record: a parallel composition of one RRWithPrior per stage.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Only when ``X`` has string feature names.
 
     See Also

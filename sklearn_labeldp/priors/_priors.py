@@ -14,6 +14,15 @@ __all__ = ["apply_temperature", "model_prior", "uniform_prior"]
 def uniform_prior(n_samples, n_classes):
     """The uninformative prior: every class equally likely.
 
+    Parameters
+    ----------
+    n_samples : int
+    n_classes : int
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_classes)
+
     Examples
     --------
     >>> from sklearn_labeldp.priors import uniform_prior
