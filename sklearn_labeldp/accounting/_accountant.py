@@ -13,8 +13,9 @@ class BudgetAccountant:
     """Track privacy spends against a ceiling, composing them sequentially.
 
     Estimators given an ``accountant`` charge it with their whole planned spend
-    before they touch any label; if the spend does not fit, :class:`~sklearn_labeldp.exceptions.BudgetError`
-    is raised and nothing is recorded. Check and record happen under one lock,
+    before they touch any label; if the spend does not fit,
+    :class:`~sklearn_labeldp.exceptions.BudgetError` is raised and nothing is
+    recorded. Check and record happen under one lock,
     so concurrent threads can never jointly overspend.
 
     Spends compose by basic sequential composition (epsilons and deltas add):

@@ -1,19 +1,28 @@
 """RRTop-k and RRWithPrior (Ghazi et al., NeurIPS 2021, Algorithms 1 and 2).
 
 Everything is vectorised over examples and processed in row chunks so the
-(rows, K) temporaries stay in cache; the only Python loop is over chunks.
+(rows, K) temporaries stay in cache; the only Python loops are over chunks
+(and, for a few steps, over short column blocks).
+
+A sampling call makes two passes. The first sorts each chunk of the prior,
+checks its values from the sorted extremes and records per row ``k``, the
+k-th largest prior value and whether it ties; the second builds each chunk's
+top-k set and draws the outputs. No randomness is drawn before every row has
+been checked, so a bad prior never advances the caller's generator.
 """
 
 import numpy as np
 
 from ..utils import check_generator
+from ._bit_select import nth_member
 from ._randomized_response import _keep_probability
 from ._validation import (
     CHUNK_ELEMENTS,
     check_epsilon,
     check_k,
     check_label_codes,
-    check_prior,
+    check_negated_sorted_prior,
+    check_prior_shape,
 )
 
 __all__ = [
@@ -25,6 +34,15 @@ __all__ = [
     "top_k_mask",
 ]
 
+# k* is first looked for among the _K_PREFIX largest prior values of a row, then
+# among 4x as many for the rows whose maximum sits at the end of that prefix,
+# and so on. This finds the argmax of a scan of all K columns because w_k is
+# unimodal in k: w_{k+1} is a weighted mean of w_k and p_(k+1) e^eps, so once w
+# stops rising (p_(k+1) <= e^-eps w_k) every later, smaller p keeps it falling.
+_K_PREFIX = 8
+
+_LARGEST_SAFE_VALUE = 2.0**1000  # prior values whose K-term sums cannot overflow
+
 
 def _row_chunks(n_samples, n_classes):
     step = max(1, CHUNK_ELEMENTS // n_classes)
@@ -32,51 +50,144 @@ def _row_chunks(n_samples, n_classes):
         yield slice(start, min(start + step, n_samples))
 
 
-def _sorted_descending(prior):
-    return np.sort(prior, axis=1)[:, ::-1]
+def _negated_sorted(chunk):
+    """``np.sort(-chunk)``: the prior in descending order, negated.
+
+    Negation is exact, so column j holds minus the (j+1)-th largest value and
+    cumulative sums of it are exactly minus those of the descending values;
+    unlike a reversed view of an ascending sort, prefixes are leading columns.
+    """
+    negated = np.negative(chunk)
+    negated.sort(axis=1)
+    return negated
 
 
-def _optimal_k_from_sorted(sorted_desc, epsilon):
-    # w_k = (sum of the k largest p) / (1 + (k - 1) e^-eps), Alg. 2 of seed 000.
-    n_classes = sorted_desc.shape[1]
-    weights = np.cumsum(sorted_desc, axis=1)
-    weights /= 1.0 + np.arange(n_classes) * np.exp(-epsilon)
-    return np.argmax(weights, axis=1) + 1  # first maximiser: the smallest k
+def _optimal_k_from_negated_sorted(negated_sorted, epsilon):
+    # w_k = (sum of the k largest p) / (1 + (k - 1) e^-eps), Alg. 2 of seed 000,
+    # computed negated: the first minimiser of -w_k is the first maximiser of w_k
+    # (exact ties go to the smallest k). Sums are accumulated left to right from
+    # column 0, so they are bit-for-bit those of one cumulative sum over all K.
+    n_rows, n_classes = negated_sorted.shape
+    uniform = negated_sorted[:, 0] == negated_sorted[:, -1]
+    if -negated_sorted[:, 0].min() > _LARGEST_SAFE_VALUE / n_classes:
+        # Prefix sums could overflow to inf. Scaling each row by a power of two
+        # is exact, so every comparison below keeps its outcome.
+        exponent = np.frexp(negated_sorted[:, :1])[1]
+        negated_sorted = np.ldexp(negated_sorted, -exponent)
+    denominator = 1.0 + np.arange(n_classes) * np.exp(-epsilon)
+    width = n_classes if n_classes <= 2 * _K_PREFIX else _K_PREFIX
+    # The first columns, for all rows, one column at a time: vector operations
+    # over rows beat row-wise cumsum/argmin on such short rows.
+    partial = negated_sorted[:, 0].copy()  # -S_1 = -w_1
+    best = partial.copy()
+    k = np.ones(n_rows, dtype=np.int64)
+    weight = np.empty(n_rows)
+    better = np.empty(n_rows, dtype=bool)
+    for j in range(1, width):
+        partial += negated_sorted[:, j]
+        np.divide(partial, denominator[j], out=weight)
+        np.less(weight, best, out=better)
+        np.putmask(k, better, j + 1)
+        np.minimum(best, weight, out=best)
+    rows = np.flatnonzero(k == width)
+    while width < n_classes and rows.size:
+        width = min(4 * width, n_classes)
+        weights = np.cumsum(negated_sorted[rows, :width], axis=1)
+        weights /= denominator[:width]
+        k[rows] = np.argmin(weights, axis=1) + 1
+        rows = rows[k[rows] == width]
+    # A uniform row has w_k rising in k for every eps > 0, so k* = K (RR). For
+    # eps below about 1e-10 the rise drops under float64 resolution; pin it.
+    k[uniform] = n_classes
+    return k
 
 
-def _top_k_mask_from_sorted(prior, sorted_desc, k):
-    rows = np.arange(prior.shape[0])
-    threshold = sorted_desc[rows, k - 1][:, None]  # the k-th largest value
-    mask = prior >= threshold
-    # Rows where several labels tie at the threshold keep the lowest indices.
-    tied = np.flatnonzero(mask.sum(axis=1) > k)
-    if tied.size:
-        sub, t = prior[tied], threshold[tied]
+def _scan_prior(prior, k, epsilon):
+    """First pass: check ``prior`` and locate each row's top-k set.
+
+    Parameters
+    ----------
+    prior : ndarray of shape (n_samples, n_classes), float64
+        Shape already checked; values are checked here, chunk by chunk.
+    k : ndarray of shape (n_samples,) or None
+        ``None`` computes RRWithPrior's ``k*`` from ``epsilon``.
+    epsilon : float or None
+
+    Returns
+    -------
+    k : ndarray of shape (n_samples,), int64
+    threshold : ndarray of shape (n_samples,), float64
+        The k-th largest prior value of each row.
+    tied : ndarray of shape (n_samples,), bool
+        Whether the (k+1)-th largest value equals it, i.e. more than ``k``
+        labels reach the threshold and ties must be broken by label index.
+    """
+    n_samples, n_classes = prior.shape
+    if k is None:
+        k = np.empty(n_samples, dtype=np.int64)
+        find_k = True
+    else:
+        find_k = False
+    threshold = np.empty(n_samples, dtype=np.float64)
+    tied = np.empty(n_samples, dtype=bool)
+    for rows in _row_chunks(n_samples, n_classes):
+        negated = _negated_sorted(prior[rows])
+        check_negated_sorted_prior(negated)
+        if find_k:
+            k[rows] = _optimal_k_from_negated_sorted(negated, epsilon)
+        kr = k[rows]
+        index = np.arange(negated.shape[0])
+        minus_threshold = negated[index, kr - 1]
+        following = negated[index, np.minimum(kr, n_classes - 1)]
+        threshold[rows] = -minus_threshold
+        tied[rows] = (kr < n_classes) & (following == minus_threshold)
+    return k, threshold, tied
+
+
+def _top_k_mask_chunk(chunk, k, threshold, tied):
+    """The top-k sets of a chunk of rows, given :func:`_scan_prior`'s results."""
+    mask = chunk >= threshold[:, None]
+    rows = np.flatnonzero(tied)
+    if rows.size:
+        # More than k labels reach the threshold: keep the lowest tied indices.
+        sub, t = chunk[rows], threshold[rows, None]
         above = sub > t
         at = sub == t
-        room = (k[tied] - above.sum(axis=1))[:, None]
-        mask[tied] = above | (at & (np.cumsum(at, axis=1) <= room))
+        room = (k[rows] - above.sum(axis=1))[:, None]
+        mask[rows] = above | (at & (np.cumsum(at, axis=1) <= room))
     return mask
 
 
 def _sample_top_k(y, mask, k, epsilon, rng):
     """Draw RRTop-k outputs given each row's top-k set ``mask``."""
-    n_samples, n_classes = mask.shape
-    rows = np.arange(n_samples)
-    y_in = mask[rows, y]
-    keep = y_in & (rng.random(n_samples) < _keep_probability(epsilon, k))
+    n_rows = mask.shape[0]
+    y_in = mask[np.arange(n_rows), y]
+    keep = y_in & (rng.random(n_rows) < _keep_probability(epsilon, k))
     out = y.copy()
     todo = np.flatnonzero(~keep)
     if todo.size:
-        # Uniform over the top-k set minus y (y in it) or the whole set (y not).
-        candidates = mask[todo]
+        # Uniform over the top-k set minus y (y in it) or the whole set (y not):
+        # the pick-th label, in index order, of the set with y's bit cleared.
         inside = y_in[todo]
-        candidates[np.flatnonzero(inside), y[todo][inside]] = False
         pick = rng.integers(k[todo] - inside)
-        count_dtype = np.int16 if n_classes < np.iinfo(np.int16).max else np.int32
-        rank = np.cumsum(candidates, axis=1, dtype=count_dtype)
-        out[todo] = (rank <= pick[:, None]).sum(axis=1)
+        out[todo] = nth_member(mask[todo], pick, exclude=np.where(inside, y[todo], -1))
     return out
+
+
+def _sample(y, prior, k, threshold, tied, epsilon, rng):
+    """Second pass: draw RRTop-k outputs chunk by chunk."""
+    out = np.empty_like(y)
+    for rows in _row_chunks(*prior.shape):
+        mask = _top_k_mask_chunk(prior[rows], k[rows], threshold[rows], tied[rows])
+        out[rows] = _sample_top_k(y[rows], mask, k[rows], epsilon, rng)
+    return out
+
+
+def _check_y_prior(y, prior):
+    y = check_label_codes(y, prior.shape[1])
+    if y.shape[0] != prior.shape[0]:
+        raise ValueError(f"prior has {prior.shape[0]} rows but y has {y.shape[0]} labels.")
+    return y
 
 
 def top_k_mask(prior, k):
@@ -103,12 +214,12 @@ def top_k_mask(prior, k):
     array([[0, 1, 1],
            [1, 0, 1]])
     """
-    prior = check_prior(prior)
+    prior = check_prior_shape(prior)
     k = check_k(k, *prior.shape)
+    k, threshold, tied = _scan_prior(prior, k, None)
     mask = np.empty(prior.shape, dtype=bool)
     for rows in _row_chunks(*prior.shape):
-        sub = prior[rows]
-        mask[rows] = _top_k_mask_from_sorted(sub, _sorted_descending(sub), k[rows])
+        mask[rows] = _top_k_mask_chunk(prior[rows], k[rows], threshold[rows], tied[rows])
     return mask
 
 
@@ -118,7 +229,9 @@ def optimal_top_k(prior, *, epsilon):
     ``k* = argmax_k w_k`` with ``w_k = (sum of the k largest p) / (1 + (k-1) e^-eps)``:
     the k maximising the probability that RRTop-k returns the true label when
     that label is drawn from the prior. Exact ties go to the smallest k. ``k*``
-    depends on the prior only, never on the label.
+    depends on the prior only, never on the label. A uniform row gets
+    ``k* = K`` (plain randomized response) for every eps, including eps so
+    small that the rise of ``w_k`` is below float64 resolution.
 
     The public reference code (google-research/label-dp) scores ``k`` with the
     denominator of ``k + 1``; this function follows the paper.
@@ -142,11 +255,8 @@ def optimal_top_k(prior, *, epsilon):
     array([4, 1])
     """
     epsilon = check_epsilon(epsilon)
-    prior = check_prior(prior)
-    k = np.empty(prior.shape[0], dtype=np.int64)
-    for rows in _row_chunks(*prior.shape):
-        k[rows] = _optimal_k_from_sorted(_sorted_descending(prior[rows]), epsilon)
-    return k
+    prior = check_prior_shape(prior)
+    return _scan_prior(prior, None, epsilon)[0]
 
 
 def rr_top_k(y, prior, *, k, epsilon, random_state=None):
@@ -190,18 +300,12 @@ def rr_top_k(y, prior, *, k, epsilon, random_state=None):
     array([2, 2])
     """
     epsilon = check_epsilon(epsilon)
-    prior = check_prior(prior)
-    y = check_label_codes(y, prior.shape[1])
-    if y.shape[0] != prior.shape[0]:
-        raise ValueError(f"prior has {prior.shape[0]} rows but y has {y.shape[0]} labels.")
+    prior = check_prior_shape(prior)
+    y = _check_y_prior(y, prior)
     k = check_k(k, *prior.shape)
+    k, threshold, tied = _scan_prior(prior, k, None)
     rng = check_generator(random_state)
-    out = np.empty_like(y)
-    for rows in _row_chunks(*prior.shape):
-        sub = prior[rows]
-        mask = _top_k_mask_from_sorted(sub, _sorted_descending(sub), k[rows])
-        out[rows] = _sample_top_k(y[rows], mask, k[rows], epsilon, rng)
-    return out
+    return _sample(y, prior, k, threshold, tied, epsilon, rng)
 
 
 def rr_with_prior(y, prior, *, epsilon, random_state=None, return_k=False):
@@ -247,19 +351,11 @@ def rr_with_prior(y, prior, *, epsilon, random_state=None, return_k=False):
     array([1, 3])
     """
     epsilon = check_epsilon(epsilon)
-    prior = check_prior(prior)
-    y = check_label_codes(y, prior.shape[1])
-    if y.shape[0] != prior.shape[0]:
-        raise ValueError(f"prior has {prior.shape[0]} rows but y has {y.shape[0]} labels.")
+    prior = check_prior_shape(prior)
+    y = _check_y_prior(y, prior)
+    k, threshold, tied = _scan_prior(prior, None, epsilon)
     rng = check_generator(random_state)
-    out = np.empty_like(y)
-    k = np.empty_like(y)
-    for rows in _row_chunks(*prior.shape):
-        sub = prior[rows]
-        sorted_desc = _sorted_descending(sub)
-        k[rows] = _optimal_k_from_sorted(sorted_desc, epsilon)
-        mask = _top_k_mask_from_sorted(sub, sorted_desc, k[rows])
-        out[rows] = _sample_top_k(y[rows], mask, k[rows], epsilon, rng)
+    out = _sample(y, prior, k, threshold, tied, epsilon, rng)
     return (out, k) if return_k else out
 
 
@@ -288,7 +384,7 @@ def rr_top_k_distribution(prior, *, k, epsilon):
            [0.5 , 0.5 , 0.  ]])
     """
     epsilon = check_epsilon(epsilon)
-    prior = check_prior(prior)
+    prior = check_prior_shape(prior)
     k = check_k(k, *prior.shape)
     mask = top_k_mask(prior, k)
     keep = _keep_probability(epsilon, k)[:, None, None]

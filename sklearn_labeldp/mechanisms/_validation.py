@@ -11,7 +11,12 @@ import numpy as np
 
 # Rows processed at once: large enough to amortise numpy's per-call overhead,
 # small enough that the (rows, K) temporaries stay in cache.
-CHUNK_ELEMENTS = 1 << 17
+CHUNK_ELEMENTS = 1 << 18
+
+_PRIOR_NAN = "prior contains NaN."
+_PRIOR_NEGATIVE = "prior entries must be nonnegative."
+_PRIOR_INF = "prior contains inf."
+_PRIOR_ZERO_ROW = "every prior row needs a positive entry; found an all-zero row."
 
 
 def check_epsilon(epsilon, name="epsilon"):
@@ -38,16 +43,39 @@ def check_label_codes(y, n_classes):
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be a 1-d array of label codes; got shape {y.shape}.")
-    if y.dtype.kind == "f" and y.size and np.all(np.isfinite(y)) and np.all(y == np.floor(y)):
-        y = y.astype(np.int64)
-    if y.dtype.kind not in "iu":
+    # Integral floats (e.g. from pandas) are accepted; an empty list arrives as
+    # float64 and is accepted too.
+    integral_floats = y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.floor(y))
+    if y.dtype.kind not in "iu" and not integral_floats:
         raise TypeError(
             "y must hold integer label codes 0..n_classes-1 (encode labels first, "
             f"e.g. with sklearn.preprocessing.LabelEncoder); got dtype {y.dtype}."
         )
+    # Range first, so a huge float never reaches the int64 cast.
     if y.size and (y.min() < 0 or y.max() >= n_classes):
         raise ValueError(f"label codes in y must lie in [0, {n_classes - 1}].")
     return y.astype(np.int64, copy=False)
+
+
+def check_prior_shape(prior, n_samples=None):
+    """Return ``prior`` as a float64 array after checking its shape only.
+
+    Callers that sort the prior anyway check its values with
+    :func:`check_negated_sorted_prior` on the sorted chunks, saving a pass.
+    """
+    prior = np.asarray(prior, dtype=np.float64)
+    if prior.ndim != 2:
+        raise ValueError(
+            f"prior must be a 2-d array (n_samples, n_classes); got shape {prior.shape}."
+        )
+    if n_samples is not None and prior.shape[0] != n_samples:
+        raise ValueError(
+            f"prior has {prior.shape[0]} rows but there are {n_samples} labels; "
+            "give one prior row per example."
+        )
+    if prior.shape[1] < 2:
+        raise ValueError(f"prior must have at least 2 columns (classes); got {prior.shape[1]}.")
+    return prior
 
 
 def check_prior(prior, n_samples=None):
@@ -61,30 +89,43 @@ def check_prior(prior, n_samples=None):
     -------
     prior : ndarray of shape (n_samples, n_classes), float64
     """
-    prior = np.asarray(prior, dtype=np.float64)
-    if prior.ndim != 2:
-        raise ValueError(f"prior must be a 2-d array (n_samples, n_classes); got shape {prior.shape}.")
-    if n_samples is not None and prior.shape[0] != n_samples:
-        raise ValueError(
-            f"prior has {prior.shape[0]} rows but there are {n_samples} labels; "
-            "give one prior row per example."
-        )
-    if prior.shape[1] < 2:
-        raise ValueError(f"prior must have at least 2 columns (classes); got {prior.shape[1]}.")
+    prior = check_prior_shape(prior, n_samples)
     step = max(1, CHUNK_ELEMENTS // prior.shape[1])
     for start in range(0, prior.shape[0], step):
         chunk = prior[start : start + step]
+        # Whole-chunk min and max are contiguous reductions, much cheaper than
+        # per-row ones; only the all-zero-row test needs a row-wise pass.
         lowest = chunk.min()  # NaN propagates through min
         if np.isnan(lowest):
-            raise ValueError("prior contains NaN.")
+            raise ValueError(_PRIOR_NAN)
         if lowest < 0:
-            raise ValueError("prior entries must be nonnegative.")
-        row_max = chunk.max(axis=1)
-        if np.isinf(row_max).any():
-            raise ValueError("prior contains inf.")
-        if (row_max <= 0).any():
-            raise ValueError("every prior row needs a positive entry; found an all-zero row.")
+            raise ValueError(_PRIOR_NEGATIVE)
+        if np.isinf(chunk.max()):
+            raise ValueError(_PRIOR_INF)
+        if not chunk.any(axis=1).all():
+            raise ValueError(_PRIOR_ZERO_ROW)
     return prior
+
+
+def check_negated_sorted_prior(negated_sorted):
+    """Check the values of a prior chunk given as ``np.sort(-chunk, axis=1)``.
+
+    Raises the same errors, in the same order, as :func:`check_prior` does for
+    the chunk. Each row's extremes sit in its first and last column (NaN sorts
+    last), so the check costs O(rows) instead of a pass over the chunk.
+    """
+    if negated_sorted.shape[0] == 0:
+        return
+    minus_row_min = negated_sorted[:, -1]
+    if np.isnan(minus_row_min).any():
+        raise ValueError(_PRIOR_NAN)
+    if (minus_row_min > 0).any():
+        raise ValueError(_PRIOR_NEGATIVE)
+    minus_row_max = negated_sorted[:, 0]
+    if np.isinf(minus_row_max).any():
+        raise ValueError(_PRIOR_INF)
+    if (minus_row_max >= 0).any():
+        raise ValueError(_PRIOR_ZERO_ROW)
 
 
 def check_k(k, n_samples, n_classes):
