@@ -224,7 +224,7 @@ def top_k_mask(prior, k):
 
 
 def optimal_top_k(prior, *, epsilon):
-    """The ``k*`` that RRWithPrior uses for each row (seed 000, Alg. 2).
+    """The ``k*`` that RRWithPrior uses for each row (seed 000, Algorithm 2).
 
     ``k* = argmax_k w_k`` with ``w_k = (sum of the k largest p) / (1 + (k-1) e^-eps)``:
     the k maximising the probability that RRTop-k returns the true label when
@@ -260,7 +260,7 @@ def optimal_top_k(prior, *, epsilon):
 
 
 def rr_top_k(y, prior, *, k, epsilon, random_state=None):
-    """RRTop-k (seed 000, Alg. 1): randomized response inside the prior's top k.
+    """RRTop-k (seed 000, Algorithm 1): randomized response inside the prior's top k.
 
     With ``Y_k`` the ``k`` most likely labels under the prior (see
     :func:`top_k_mask`): if ``y`` is in ``Y_k`` the output is ``y`` with
@@ -309,7 +309,7 @@ def rr_top_k(y, prior, *, k, epsilon, random_state=None):
 
 
 def rr_with_prior(y, prior, *, epsilon, random_state=None, return_k=False):
-    """RRWithPrior (seed 000, Alg. 2): RRTop-k with the prior's optimal ``k*``.
+    """RRWithPrior (seed 000, Algorithm 2): RRTop-k with the prior's optimal ``k*``.
 
     Because ``k*`` (:func:`optimal_top_k`) is a function of the public prior
     only, the release is eps-label-DP. With a uniform prior ``k* = K`` and this
