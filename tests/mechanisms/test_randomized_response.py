@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from _law_checks import assert_follows, max_likelihood_ratio
 from numpy.testing import assert_allclose, assert_array_equal
-from scipy.stats import chisquare
 
 from sklearn_labeldp.mechanisms import (
     randomized_response,
@@ -18,7 +18,6 @@ from sklearn_labeldp.mechanisms import (
 
 N_CLASSES = [2, 3, 10, 50]
 EPSILONS = [0.05, 0.7, 1.0, 2.9, 5.0]
-P_VALUE_FLOOR = 1e-3
 
 
 def spec_rr_law(n_classes, epsilon):
@@ -29,41 +28,6 @@ def spec_rr_law(n_classes, epsilon):
         for out in range(n_classes):
             law[y, out] = (e if out == y else 1.0) / (e + n_classes - 1)
     return law
-
-
-def max_likelihood_ratio(law):
-    """max over y, y', out of P(out | y) / P(out | y') for a (K, K) law.
-
-    An output impossible under one label must be impossible under all of them
-    (else the ratio is infinite); such outputs are skipped.
-    """
-    worst = 1.0
-    for out in range(law.shape[1]):
-        column = law[:, out]
-        possible = column > 0
-        if not possible.any():
-            continue
-        assert possible.all(), f"output {out} is possible for some labels only"
-        worst = max(worst, column.max() / column.min())
-    return worst
-
-
-def assert_follows(samples, probabilities, seed_note=""):
-    """Chi-square goodness of fit of ``samples`` to a law over 0..K-1.
-
-    Impossible outputs must never be drawn; they are left out of the test.
-    """
-    n = samples.shape[0]
-    counts = np.bincount(samples, minlength=probabilities.shape[0])
-    possible = probabilities > 0
-    assert counts[~possible].sum() == 0, f"impossible outputs drawn {seed_note}"
-    if possible.sum() == 1:
-        assert counts[possible][0] == n
-        return
-    expected = probabilities[possible] * n
-    assert expected.min() >= 5, "too few draws for a chi-square test"
-    p_value = chisquare(counts[possible], expected).pvalue
-    assert p_value > P_VALUE_FLOOR, f"p = {p_value:.2e} {seed_note}"
 
 
 # --- exact law ---------------------------------------------------------------

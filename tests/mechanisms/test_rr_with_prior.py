@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 import pytest
+from _law_checks import assert_follows, max_likelihood_ratio
 from numpy.testing import assert_allclose, assert_array_equal
-from scipy.stats import chisquare
 
 from sklearn_labeldp.mechanisms import (
     optimal_top_k,
@@ -23,7 +23,6 @@ from sklearn_labeldp.mechanisms import (
 )
 
 N_CLASSES = [2, 3, 10, 50]
-P_VALUE_FLOOR = 1e-3
 
 
 # --- the spec, one example at a time -----------------------------------------
@@ -101,35 +100,6 @@ def make_priors(n_classes, seed):
     rows.append(np.full(n_classes, 4.0))  # uniform, unnormalised
     rows.append(np.eye(n_classes)[rng.integers(n_classes)])  # one-hot
     return np.array(rows, dtype=np.float64)
-
-
-def max_likelihood_ratio(law):
-    """max over y, y', out of P(out | y) / P(out | y') for a (K, K) law."""
-    worst = 1.0
-    for out in range(law.shape[1]):
-        column = law[:, out]
-        possible = column > 0
-        if not possible.any():
-            continue
-        assert possible.all(), f"output {out} is possible for some labels only"
-        worst = max(worst, column.max() / column.min())
-    return worst
-
-
-def assert_follows(samples, probabilities, note=""):
-    """Chi-square goodness of fit; impossible outputs must never be drawn."""
-    n = samples.shape[0]
-    counts = np.bincount(samples, minlength=probabilities.shape[0])
-    assert counts.shape == probabilities.shape, f"output out of range {note}"
-    possible = probabilities > 0
-    assert counts[~possible].sum() == 0, f"impossible outputs drawn {note}"
-    if possible.sum() == 1:
-        assert counts[possible][0] == n
-        return
-    expected = probabilities[possible] * n
-    assert expected.min() >= 5, "too few draws for a chi-square test"
-    p_value = chisquare(counts[possible], expected).pvalue
-    assert p_value > P_VALUE_FLOOR, f"p = {p_value:.2e} {note}"
 
 
 def assert_laws_are_eps_dp(laws, epsilon):
