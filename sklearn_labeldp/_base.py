@@ -17,6 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fi
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metadata_routing import (
+    UNUSED,
     MetadataRouter,
     MethodMapping,
     _raise_for_params,
@@ -87,6 +88,10 @@ class BaseLabelDPClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator, 
     ``classes_``.
     """
 
+    # sample_weight is only forwarded to the base estimator, never consumed here:
+    # routing it must not require a request on the meta-estimator itself.
+    __metadata_request__fit = {"sample_weight": UNUSED}
+
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"]), None],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
@@ -103,6 +108,8 @@ class BaseLabelDPClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator, 
     def _plan_fit(self, X, classes, rng):
         """Validate data-dependent parameters and plan the fit before labels are used.
 
+        ``rng`` is a stream of its own for label-independent choices (splits).
+
         Returns
         -------
         spend : PrivacySpend
@@ -112,8 +119,12 @@ class BaseLabelDPClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator, 
         """
 
     @abstractmethod
-    def _fit_private(self, X, labels, plan, fit_params, rng):
+    def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         """Fit from the labels, read only through ``labels.release``.
+
+        ``mechanism_rng`` feeds the mechanisms only; ``estimator_rng`` seeds the
+        base estimators, so seeds visible on fitted models say nothing about the
+        mechanism's coins.
 
         Returns
         -------
@@ -193,17 +204,17 @@ class BaseLabelDPClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator, 
         codes = np.clip(codes, 0, classes.size - 1)
         unknown = classes[codes] != y
         if unknown.any():
-            raise ValueError(
-                f"{int(unknown.sum())} label(s) in y are not in `classes` "
-                f"(allowed: {classes.tolist()})."
-            )
+            raise ValueError(f"y holds labels that are not in `classes` ({classes.tolist()}).")
         return classes, codes
 
     def _route_fit_params(self, X, sample_weight, fit_params):
         if _routing_enabled():
             if sample_weight is not None:
                 fit_params["sample_weight"] = sample_weight
-            return dict(process_routing(self, "fit", **fit_params).estimator.fit)
+            routed = dict(process_routing(self, "fit", **fit_params).estimator.fit)
+            if routed.get("sample_weight") is not None:
+                routed["sample_weight"] = _check_sample_weight(routed["sample_weight"], X)
+            return routed
         _raise_for_params(fit_params, self, "fit")
         if sample_weight is None:
             return {}
@@ -243,15 +254,16 @@ class BaseLabelDPClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator, 
 
     def _fit(self, X, y, sample_weight, fit_params):
         X, y = self._validate_X(X, y=y, reset=True)
-        check_classification_targets(y)
+        if self.classes is None:  # given classes are checked by membership instead
+            check_classification_targets(y)
         classes, codes = self._encode_labels(y)
         fit_params = self._route_fit_params(X, sample_weight, fit_params)
-        rng = check_generator(self.random_state)
-        spend, plan = self._plan_fit(X, classes, rng)
+        plan_rng, mechanism_rng, estimator_rng = check_generator(self.random_state).spawn(3)
+        spend, plan = self._plan_fit(X, classes, plan_rng)
         if self.accountant is not None:
             self.accountant.spend(spend)  # BudgetError here: no label used yet
         fitted = self._fit_private(
-            X, PrivateLabels(codes, classes.size), plan, fit_params, rng
+            X, PrivateLabels(codes, classes.size), plan, fit_params, mechanism_rng, estimator_rng
         )
         for name, value in fitted.items():
             setattr(self, name, value)

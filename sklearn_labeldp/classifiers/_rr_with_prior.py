@@ -1,6 +1,7 @@
 """RRWithPriorClassifier: LP-MST, multi-stage training with RRWithPrior labels."""
 
 import copy
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -54,7 +55,9 @@ class RRWithPriorClassifier(BaseLabelDPClassifier):
         aligned with the rows and the sorted ``classes`` of the training data,
         or a classifier already fitted on public data whose ``predict_proba``
         is used (its classes must be a subset of ``classes``). Temperature
-        applies to it as to the stage models.
+        applies to it as to the stage models. An array is tied to the rows of
+        one training set, so it cannot be used inside cross-validation; pass a
+        fitted public model there.
     filter_earlier_stages : bool, default=True
         From stage 2 on, drop earlier-stage examples whose noisy label is not
         among the previous model's top ``k_f`` classes, with ``k_f`` the floor
@@ -185,7 +188,7 @@ class RRWithPriorClassifier(BaseLabelDPClassifier):
         if self.prior is None:
             return None
         if hasattr(self.prior, "predict_proba"):
-            prior = model_prior(self.prior, X, classes)
+            prior = check_prior(model_prior(self.prior, X, classes))
         else:
             prior = check_prior(self.prior, n_samples=X.shape[0])
             if prior.shape[1] != classes.size:
@@ -207,6 +210,13 @@ class RRWithPriorClassifier(BaseLabelDPClassifier):
                 "priors of later stages."
             )
         sizes = self._stage_sizes(X.shape[0])
+        n_neighbors = self._get_estimator().get_params().get("n_neighbors")
+        if isinstance(n_neighbors, Integral) and sizes.min() < n_neighbors:
+            raise ValueError(
+                f"the smallest stage has {sizes.min()} examples, fewer than the base "
+                f"estimator's n_neighbors={n_neighbors}; use fewer stages, larger "
+                "stage_fractions or a smaller n_neighbors."
+            )
         plan = {
             "stages": np.split(rng.permutation(X.shape[0]), np.cumsum(sizes)[:-1]),
             "initial_prior": self._initial_prior(X, classes),
@@ -231,15 +241,24 @@ class RRWithPriorClassifier(BaseLabelDPClassifier):
             return plan["initial_prior"][indices]
         return uniform_prior(indices.size, n_classes)
 
-    def _next_estimator(self, previous, rng):
+    def _next_estimator(self, previous, labels_seen, rng):
         if self.warm_start and previous is not None:
-            return copy.deepcopy(previous)
+            if np.array_equal(previous.classes_, labels_seen):
+                return copy.deepcopy(previous)
+            # Models such as LogisticRegression cannot warm-start across a change
+            # of the label set; this stage starts cold instead.
+            warnings.warn(
+                "warm_start: the noisy labels of this stage cover other classes than "
+                "the previous model's, so this stage's model is fitted from scratch.",
+                UserWarning,
+                stacklevel=4,
+            )
         estimator = self._new_estimator(rng)
         if self.warm_start:
             estimator.set_params(warm_start=True)
         return estimator
 
-    def _fit_private(self, X, labels, plan, fit_params, rng):
+    def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         n_samples, n_classes = labels.n_samples, labels.n_classes
         noisy = np.empty(n_samples, dtype=np.int64)
         estimators, stage_k = [], []
@@ -250,17 +269,17 @@ class RRWithPriorClassifier(BaseLabelDPClassifier):
                 indices,
                 prior=self._prior(model, plan, X, indices, n_classes),
                 epsilon=self.epsilon,
-                random_state=rng,
+                random_state=mechanism_rng,
                 return_k=True,
             )
             stage_k.append(k.mean())
             earlier = np.concatenate([np.empty(0, np.intp), *plan["stages"][:t]])
             if model is not None and self.filter_earlier_stages:
-                k_f = max(1, int(np.floor(k.mean())))
+                k_f = int(np.floor(k.mean()))  # >= 1, as every k* is
                 in_top = top_k_mask(self._prior(model, plan, X, earlier, n_classes), k_f)
                 earlier = earlier[in_top[np.arange(earlier.size), noisy[earlier]]]
             train = np.concatenate([earlier, indices])
-            model = self._next_estimator(model, rng)
+            model = self._next_estimator(model, np.unique(noisy[train]), estimator_rng)
             model.fit(
                 _safe_indexing(X, train),
                 noisy[train],

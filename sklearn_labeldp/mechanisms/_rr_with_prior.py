@@ -162,14 +162,18 @@ def _sample_top_k(y, mask, k, epsilon, rng):
     """Draw RRTop-k outputs given each row's top-k set ``mask``."""
     n_rows = mask.shape[0]
     y_in = mask[np.arange(n_rows), y]
-    keep = y_in & (rng.random(n_rows) < _keep_probability(epsilon, k))
+    # Two uniforms per row, whatever the labels: the generator's state after
+    # the call must not depend on y (it is visible to later code).
+    coins = rng.random((2, n_rows))
+    keep = y_in & (coins[0] < _keep_probability(epsilon, k))
     out = y.copy()
     todo = np.flatnonzero(~keep)
     if todo.size:
         # Uniform over the top-k set minus y (y in it) or the whole set (y not):
         # the pick-th label, in index order, of the set with y's bit cleared.
+        # floor(U m) < m for every double U < 1 and integer m >= 1.
         inside = y_in[todo]
-        pick = rng.integers(k[todo] - inside)
+        pick = (coins[1, todo] * (k[todo] - inside)).astype(np.int64)
         out[todo] = nth_member(mask[todo], pick, exclude=np.where(inside, y[todo], -1))
     return out
 

@@ -21,7 +21,7 @@ def check_generator(random_state=None):
         ``None`` seeds from operating-system entropy; an int seeds
         deterministically; a ``Generator`` is returned unchanged (its state
         advances as it is used); a legacy ``RandomState`` (scikit-learn's
-        convention) seeds a new generator from one draw of it.
+        convention) seeds a new generator from 128 bits drawn from it.
 
     Returns
     -------
@@ -41,7 +41,8 @@ def check_generator(random_state=None):
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+        # 128 bits of seed: a short seed could be brute-forced from public outputs.
+        return np.random.default_rng(random_state.randint(2**32, size=4, dtype=np.uint64))
     raise TypeError(
         "random_state must be None, an int, a numpy.random.Generator or a "
         f"numpy.random.RandomState; got {type(random_state).__name__}."

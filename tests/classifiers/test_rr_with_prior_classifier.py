@@ -64,7 +64,7 @@ def test_lp_1st_keep_rate_matches_rr():
     X = np.arange(n, dtype=float)[:, None]  # the feature identifies the example
     y = np.arange(n) % K
     clf = RRWithPriorClassifier(
-        RecordingClassifier(), epsilon=eps, classes=CLASSES, random_state=1
+        RecordingClassifier(), epsilon=eps, classes=CLASSES, random_state=2
     ).fit(X, y)
     ids = clf.estimator_.X_seen_[:, 0].astype(int)
     noisy, truth = clf.estimator_.y_seen_, y[ids]
@@ -186,13 +186,22 @@ def test_string_labels_and_classes_absent_from_y(circle_data):
     X, y = circle_data
     names = np.array(["ant", "bee", "cat", "dog", "eel"])
     clf = RRWithPriorClassifier(
-        LogisticRegression(), epsilon=3.0, classes=names, random_state=0
+        LogisticRegression(), epsilon=50.0, classes=names, random_state=0
     ).fit(X, names[y])
     assert clf.classes_.tolist() == names.tolist()
-    assert set(clf.predict(X)) <= set(names)
+    assert clf.estimator_.classes_.tolist() == [0, 1, 2, 3]  # "eel" never drawn
+    assert set(clf.predict(X)) <= set(names[:4])
     proba = clf.predict_proba(X)
     assert proba.shape == (X.shape[0], 5)
+    np.testing.assert_array_equal(proba[:, 4], 0.0)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_float_labels_with_given_classes(circle_data):
+    X, y = circle_data
+    values = np.array([0.0, 0.5, 1.0, 1.5])
+    clf = RRWithPriorClassifier(epsilon=5.0, classes=values, random_state=0).fit(X, values[y])
+    assert set(clf.predict(X)) <= set(values)
 
 
 def test_classes_inferred_from_y_warns(circle_data):
@@ -374,12 +383,15 @@ def test_bad_data_raises_clear_errors(circle_data):
         X_bad[3, 1] = bad
         with pytest.raises(ValueError, match="NaN|infinity"):
             clf.fit(X_bad, y)
-    with pytest.raises(ValueError, match=r"1 label\(s\) in y are not in `classes`"):
+    with pytest.raises(ValueError, match="y holds labels that are not in `classes`"):
         clf.fit(X, np.where(np.arange(y.size) == 5, 9, y))
     with pytest.raises(ValueError, match="at least 2 classes"):
-        RRWithPriorClassifier().fit(X, np.zeros_like(y))
-    with pytest.raises(ValueError, match="Unknown label type"):
+        with pytest.warns(PrivacyLeakWarning):
+            RRWithPriorClassifier().fit(X, np.zeros_like(y))
+    with pytest.raises(ValueError, match="not in `classes`"):
         clf.fit(X, y + 0.5)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        RRWithPriorClassifier().fit(X, y + np.linspace(0, 0.5, y.size))
     clf.fit(X, y)
     with pytest.raises(ValueError, match="features"):
         clf.predict(X[:, :1])
@@ -392,3 +404,65 @@ def test_failed_refit_leaves_no_fitted_state(circle_data):
     with pytest.raises(ValueError, match="not in `classes`"):
         clf.fit(X, y + 7)
     assert not [k for k in vars(clf) if k.endswith("_") and not k.startswith("_")]
+
+
+def test_routing_through_a_pipeline_needs_only_the_base_request(circle_data):
+    X, y = circle_data
+    w = np.linspace(0.5, 2.0, X.shape[0])
+    X_ids = np.arange(X.shape[0], dtype=float)[:, None]
+    with config_context(enable_metadata_routing=True):
+        base = RecordingClassifier().set_fit_request(sample_weight=True)
+        pipe = make_pipeline(RRWithPriorClassifier(base, classes=CLASSES, random_state=0))
+        pipe.fit(X_ids, y, sample_weight=w)
+        model = pipe[-1].estimator_
+        np.testing.assert_allclose(model.sample_weight_seen_, w[model.X_seen_[:, 0].astype(int)])
+
+
+def _charged_nothing(fit):
+    acc = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(ValueError) as info:
+        fit(acc)
+    assert acc.spends == []
+    return str(info.value)
+
+
+def test_public_problems_are_caught_before_the_budget_is_charged(circle_data):
+    X, y = circle_data
+    n = X.shape[0]
+    X_ids = np.arange(n, dtype=float)[:, None]
+
+    def wrong_length_weights(acc):
+        with config_context(enable_metadata_routing=True):
+            base = RecordingClassifier().set_fit_request(sample_weight=True)
+            RRWithPriorClassifier(base, classes=CLASSES, accountant=acc).fit(
+                X_ids, y, sample_weight=np.ones(n - 1)
+            )
+
+    assert "sample_weight" in _charged_nothing(wrong_length_weights)
+
+    zero_model = RecordingClassifier(proba=np.zeros((n, K))).fit(X_ids, y)
+    assert "all-zero row" in _charged_nothing(
+        lambda acc: RRWithPriorClassifier(
+            classes=CLASSES, prior=zero_model, accountant=acc
+        ).fit(X_ids, y)
+    )
+    assert "n_neighbors=10" in _charged_nothing(
+        lambda acc: RRWithPriorClassifier(classes=CLASSES, n_stages=3, accountant=acc).fit(
+            X[:25], y[:25]
+        )
+    )
+
+
+def test_warm_start_falls_back_to_cold_when_the_label_set_changes():
+    X, y = make_circle_gaussians(300, 10, sigma=0.3, random_state=0)
+    warned = 0
+    for seed in range(10):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            clf = RRWithPriorClassifier(
+                LogisticRegression(), epsilon=0.5, classes=range(10), n_stages=3,
+                warm_start=True, random_state=seed,
+            ).fit(X, y)
+        warned += any("fitted from scratch" in str(w.message) for w in caught)
+        assert len(clf.estimators_) == 3
+    assert warned > 0

@@ -588,3 +588,14 @@ def test_popcount_fallback_matches_numpy():
     words = np.concatenate([words * np.uint64(2) + np.uint64(1), words, extremes])
     expected = [bin(int(w)).count("1") for w in words]
     assert_array_equal(_popcount64_swar(words), expected)
+
+
+def test_generator_state_after_sampling_does_not_depend_on_the_labels():
+    rng_prior = np.random.default_rng(0)
+    prior = rng_prior.dirichlet(np.full(10, 0.5), size=500)
+    after = []
+    for y in (np.zeros(500, dtype=int), np.full(500, 7), rng_prior.integers(10, size=500)):
+        rng = np.random.default_rng(1)
+        rr_with_prior(y, prior, epsilon=1.0, random_state=rng)
+        after.append(rng.random())
+    assert after[0] == after[1] == after[2]
