@@ -1,11 +1,23 @@
-"""Label randomizers: pure functions of the labels, a public prior and eps.
+"""Label randomizers and their post-processing; numpy only, no estimators.
 
-These are the only functions in the package that read true labels. Each comes
-with a function returning its exact output distribution, so that users and
-tests can check the privacy guarantee directly.
+The randomizers (randomized response, RRTop-k, RRWithPrior, RAPPOR, additive
+noise on the one-hot label, noisy label histograms) are the only functions in
+the package that read true labels. Every discrete one comes with a function
+returning its exact output distribution, so users and tests can check the
+privacy guarantee directly. The posteriors, debiasing and simplex projection
+are post-processing of already privatised outputs and cost no privacy.
 """
 
+from ._additive_noise import (
+    alibi_posterior,
+    gaussian_one_hot,
+    gaussian_posterior,
+    laplace_one_hot,
+    project_to_simplex,
+)
+from ._histogram import histogram_prior, noisy_label_histogram
 from ._randomized_response import randomized_response, randomized_response_distribution
+from ._rappor import debias_rappor, rappor, rappor_distribution
 from ._rr_with_prior import (
     optimal_top_k,
     rr_top_k,
@@ -16,9 +28,19 @@ from ._rr_with_prior import (
 )
 
 __all__ = [
+    "alibi_posterior",
+    "debias_rappor",
+    "gaussian_one_hot",
+    "gaussian_posterior",
+    "histogram_prior",
+    "laplace_one_hot",
+    "noisy_label_histogram",
     "optimal_top_k",
+    "project_to_simplex",
     "randomized_response",
     "randomized_response_distribution",
+    "rappor",
+    "rappor_distribution",
     "rr_top_k",
     "rr_top_k_distribution",
     "rr_with_prior",
