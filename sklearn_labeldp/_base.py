@@ -40,7 +40,7 @@ from .exceptions import PrivacyLeakWarning
 from .priors import model_prior
 from .utils import check_generator, spawn_seeds
 
-__all__ = ["BaseLabelDPClassifier"]
+__all__ = ["BaseLabelDPClassifier", "CodeClassifierPredictMixin"]
 
 
 def _estimator_has(attr):
@@ -275,6 +275,16 @@ class BaseLabelDPClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator, 
     def _discard_fitted_state(self):
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
             delattr(self, name)
+
+
+class CodeClassifierPredictMixin:
+    """Predictions of a base classifier (``estimator_``) fitted on label codes.
+
+    For label-DP classifiers whose final model is an ordinary classifier
+    trained on privatised hard labels ``0..K-1`` (e.g. LP-MST): outputs are
+    mapped back through ``classes_``, with one probability column per class
+    even for classes absent from the privatised labels.
+    """
 
     def predict(self, X):
         """Predict class labels with the final model.

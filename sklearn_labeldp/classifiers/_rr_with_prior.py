@@ -9,7 +9,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval
 
-from .._base import BaseLabelDPClassifier, subset_fit_params
+from .._base import BaseLabelDPClassifier, CodeClassifierPredictMixin, subset_fit_params
 from ..accounting import PrivacySpend
 from ..mechanisms import rr_with_prior, top_k_mask
 from ..mechanisms._validation import check_prior
@@ -18,7 +18,7 @@ from ..priors import apply_temperature, model_prior, uniform_prior
 __all__ = ["RRWithPriorClassifier"]
 
 
-class RRWithPriorClassifier(BaseLabelDPClassifier):
+class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
     """Label-DP classifier trained on RRWithPrior labels in stages (LP-MST).
 
     The data is split at random, independently of the labels, into
