@@ -3,10 +3,12 @@
 import warnings
 
 from sklearn.linear_model import LogisticRegression
-from sklearn.neighbors import KNeighborsClassifier
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.validation import has_fit_parameter
 
 from sklearn_labeldp import PrivacyLeakWarning, RRWithPriorClassifier
+from sklearn_labeldp.classifiers import ALIBIClassifier, VectorApproxClassifier
 
 # A large epsilon keeps the noisy labels close to the true ones, so the checks
 # that demand a good training accuracy test the meta-estimator's plumbing
@@ -16,15 +18,23 @@ ESTIMATORS = [
     RRWithPriorClassifier(KNeighborsClassifier(n_neighbors=3), epsilon=8.0, n_stages=2),
     RRWithPriorClassifier(LogisticRegression(), epsilon=8.0),
     RRWithPriorClassifier(LogisticRegression(), epsilon=8.0, n_stages=2),
+    VectorApproxClassifier(KNeighborsRegressor(n_neighbors=3), epsilon=8.0),
+    VectorApproxClassifier(KNeighborsClassifier(n_neighbors=3), epsilon=8.0),
+    VectorApproxClassifier(LogisticRegression(), epsilon=8.0),
+    ALIBIClassifier(KNeighborsRegressor(n_neighbors=3), epsilon=8.0),
+    ALIBIClassifier(
+        KNeighborsClassifier(n_neighbors=3), epsilon=8.0, post_processing="argmax", n_rounds=1
+    ),
+    ALIBIClassifier(LogisticRegression(), epsilon=8.0),
+    ALIBIClassifier(LogisticRegression(), epsilon=8.0, noise="gaussian", delta=1e-5),
 ]
 
 NOISE_PER_EXAMPLE = (
     "the mechanism draws one noisy label per example: an example repeated twice "
     "gets two independent noisy labels, one with weight 2 gets a single one"
 )
-KNN_NO_WEIGHTS = (
-    "the meta-estimator forwards sample_weight to its base estimator and "
-    "KNeighborsClassifier.fit accepts none"
+NO_WEIGHTS = (
+    "the meta-estimator forwards sample_weight to its base estimator, whose fit accepts none"
 )
 
 
@@ -33,7 +43,7 @@ def expected_failed_checks(estimator):
         "check_sample_weight_equivalence_on_dense_data": NOISE_PER_EXAMPLE,
         "check_sample_weight_equivalence_on_sparse_data": NOISE_PER_EXAMPLE,
     }
-    if isinstance(estimator.estimator, KNeighborsClassifier):
+    if not has_fit_parameter(estimator.estimator, "sample_weight"):
         for check in (
             "check_sample_weights_list",
             "check_sample_weights_not_an_array",
@@ -42,7 +52,7 @@ def expected_failed_checks(estimator):
             "check_all_zero_sample_weights_error",
             "check_classifiers_one_label_sample_weights",
         ):
-            failures[check] = KNN_NO_WEIGHTS
+            failures[check] = NO_WEIGHTS
     return failures
 
 

@@ -1,5 +1,7 @@
 """Label-DP meta-estimators wrapping any scikit-learn classifier."""
 
+from ._alibi import ALIBIClassifier
 from ._rr_with_prior import RRWithPriorClassifier
+from ._vector_approx import VectorApproxClassifier
 
-__all__ = ["RRWithPriorClassifier"]
+__all__ = ["ALIBIClassifier", "RRWithPriorClassifier", "VectorApproxClassifier"]

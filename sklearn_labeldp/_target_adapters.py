@@ -1,0 +1,112 @@
+"""Fit any scikit-learn estimator on privatised targets that are not plain labels.
+
+Two kinds of targets come out of the mechanisms, and every meta-estimator
+uses these adapters to learn from them:
+
+- soft labels, rows on the probability simplex (ALIBI's posteriors): a
+  regressor fits them as a multi-output target; a classifier that accepts
+  ``sample_weight`` is fitted on the data expanded once per class with weight
+  equal to the class probability (exactly the soft cross-entropy for log-loss
+  models); hard one-hot rows need no weights;
+- bit vectors (vector approximation): a regressor fits the K columns; a
+  classifier is fitted once per column (like ``MultiOutputClassifier``) and
+  its ``predict_proba[:, 1]`` approximates ``E[Z_j | x]``.
+
+Everything here is post-processing of DP outputs: no true label is read.
+"""
+
+import numpy as np
+from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import has_fit_parameter
+
+from .mechanisms import project_to_simplex
+from .priors import model_prior
+
+__all__ = [
+    "check_target_capability",
+    "fit_bit_targets",
+    "fit_soft_targets",
+    "predict_bit_scores",
+    "predict_soft_targets",
+]
+
+
+def check_target_capability(estimator, kind):
+    """Raise a clear error if ``estimator`` cannot learn targets of ``kind``.
+
+    Parameters
+    ----------
+    estimator : estimator
+    kind : {"soft", "hard", "bits"}
+    """
+    name = type(estimator).__name__
+    if is_regressor(estimator):
+        return
+    if not is_classifier(estimator):
+        raise ValueError(f"the base estimator {name} is neither a classifier nor a regressor.")
+    if kind == "soft" and not has_fit_parameter(estimator, "sample_weight"):
+        raise ValueError(
+            f"soft labels need a regressor or a classifier whose fit accepts sample_weight; "
+            f"{name} does not. Use a regressor base (e.g. KNeighborsRegressor) or hard "
+            "labels (post_processing='argmax')."
+        )
+    if kind in ("soft", "bits") and not hasattr(estimator, "predict_proba"):
+        raise ValueError(f"the base classifier {name} needs predict_proba for {kind} targets.")
+
+
+def fit_soft_targets(estimator, X, targets, fit_params):
+    """Fit ``estimator`` on soft labels ``targets`` of shape (n_samples, n_classes)."""
+    if is_regressor(estimator):
+        return estimator.fit(X, targets, **fit_params)
+    n_samples, n_classes = targets.shape
+    if np.all((targets == 0) | (targets == 1)):  # hard labels: no expansion needed
+        return estimator.fit(X, np.argmax(targets, axis=1), **fit_params)
+    rows, labels = np.nonzero(targets > 0)
+    weights = targets[rows, labels]
+    if fit_params.get("sample_weight") is not None:
+        weights = weights * np.asarray(fit_params["sample_weight"])[rows]
+    other = {key: value for key, value in fit_params.items() if key != "sample_weight"}
+    return estimator.fit(_safe_indexing(X, rows), labels, sample_weight=weights, **other)
+
+
+def predict_soft_targets(model, X, n_classes):
+    """Class probabilities predicted by a model fitted with :func:`fit_soft_targets`."""
+    if is_regressor(model):
+        return project_to_simplex(np.asarray(model.predict(X), dtype=np.float64))
+    return model_prior(model, X, np.arange(n_classes))
+
+
+def fit_bit_targets(estimator, X, bits, fit_params):
+    """Fit ``estimator`` on bit vectors of shape (n_samples, n_classes).
+
+    Returns
+    -------
+    estimator or list
+        The fitted regressor, or for a classifier base one fitted clone per
+        column (a column with a single value is kept as that float).
+    """
+    if is_regressor(estimator):
+        return estimator.fit(X, bits.astype(np.float64), **fit_params)
+    models = []
+    for column in bits.T:
+        if np.all(column == column[0]):
+            models.append(float(column[0]))
+        else:
+            models.append(clone(estimator).fit(X, column, **fit_params))
+    return models
+
+
+def predict_bit_scores(model, X):
+    """The approximations ``f_j(x)`` of ``E[Z_j | x]``, shape (n_samples, n_classes)."""
+    if not isinstance(model, list):
+        return np.asarray(model.predict(X), dtype=np.float64)
+    n_samples = X.shape[0]
+    return np.column_stack(
+        [
+            np.full(n_samples, m)
+            if isinstance(m, float)
+            else model_prior(m, X, np.array([0, 1]))[:, 1]
+            for m in model
+        ]
+    )

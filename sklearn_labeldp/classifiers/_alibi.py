@@ -1,0 +1,219 @@
+"""ALIBIClassifier: additive noise on the one-hot label plus Bayesian denoising."""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.neighbors import KNeighborsRegressor
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._base import BaseLabelDPClassifier
+from .._target_adapters import check_target_capability, fit_soft_targets, predict_soft_targets
+from ..accounting import PrivacySpend, gaussian_rho, gaussian_sigma_for_approx_dp
+from ..mechanisms import (
+    alibi_posterior,
+    gaussian_one_hot,
+    gaussian_posterior,
+    laplace_one_hot,
+    project_to_simplex,
+)
+
+__all__ = ["ALIBIClassifier"]
+
+
+class ALIBIClassifier(BaseLabelDPClassifier):
+    """Label-DP classifier trained on denoised soft labels (ALIBI, Soft-RR).
+
+    Noise is added once to each one-hot label: Laplace with scale ``2 / eps``
+    (eps-label-DP, L1 sensitivity 2) or Gaussian with the std that makes the
+    release (eps, delta)-label-DP through zCDP (L2 sensitivity sqrt(2)). The
+    noisy vectors are then turned into soft labels, which costs no privacy:
+
+    - ``"bayes"``: the posterior over the label given the noisy vector and a
+      prior; round 0 uses the uniform prior and each later round the previous
+      model's predicted probabilities on the training inputs (ALIBI);
+    - ``"simplex"``: the Euclidean projection onto the probability simplex;
+    - ``"argmax"``: the hard label ``argmax_j o_j``.
+
+    Parameters
+    ----------
+    estimator : regressor or classifier, default=None
+        Fitted on the soft labels: a regressor as a multi-output target, a
+        classifier through ``sample_weight`` (see the target adapters).
+        ``None`` means ``KNeighborsRegressor(n_neighbors=10)``.
+    epsilon : float, default=1.0
+        Label-DP epsilon of the fit, > 0 and finite.
+    classes : array-like, default=None
+        All possible labels; ``None`` infers them from ``y`` and emits a
+        :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`.
+    noise : {"laplace", "gaussian"}, default="laplace"
+    delta : float, default=None
+        Required with ``noise="gaussian"``, in (0, 1); must be None otherwise.
+    n_rounds : int, default=2
+        Model fits; each round after the first refines the posterior with the
+        previous model as prior. Only ``post_processing="bayes"`` uses a prior,
+        so the other modes need ``n_rounds=1``.
+    post_processing : {"bayes", "simplex", "argmax"}, default="bayes"
+    random_state : None, int, numpy.random.Generator or RandomState, default=None
+        ``None`` draws fresh operating-system entropy.
+    accountant : BudgetAccountant, default=None
+        Charged with (epsilon, delta) before any label is used.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    estimator_ : estimator
+        The model of the last round; predictions delegate to it.
+    estimators_ : list of estimators
+        The model of each round.
+    soft_labels_ : ndarray of shape (n_samples, n_classes)
+        The soft labels the last model was fitted on (post-processing of the
+        noisy labels).
+    noise_scale_ : float
+        The Laplace scale ``b`` or the Gaussian std ``s`` used.
+    epsilon_ : float
+    delta_ : float
+    privacy_spend_ : PrivacySpend
+    n_features_in_ : int
+
+    References
+    ----------
+    .. [1] M. Malek, I. Mironov, K. Prasad, I. Shilov, F. Tramer. Antipodes of
+       label differential privacy: PATE and ALIBI. NeurIPS 2021 (seed 002).
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.classifiers import ALIBIClassifier
+    >>> from sklearn_labeldp.datasets import make_circle_gaussians
+    >>> X, y = make_circle_gaussians(2000, 5, sigma=0.2, random_state=0)
+    >>> clf = ALIBIClassifier(epsilon=2.0, classes=range(5), random_state=0).fit(X, y)
+    >>> clf.soft_labels_.shape, bool(clf.score(X, y) > 0.8)
+    ((2000, 5), True)
+    """
+
+    _parameter_constraints: dict = {
+        **BaseLabelDPClassifier._parameter_constraints,
+        "noise": [StrOptions({"laplace", "gaussian"})],
+        "delta": [Interval(Real, 0, 1, closed="neither"), None],
+        "n_rounds": [Interval(Integral, 1, None, closed="left")],
+        "post_processing": [StrOptions({"bayes", "simplex", "argmax"})],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        epsilon=1.0,
+        classes=None,
+        noise="laplace",
+        delta=None,
+        n_rounds=2,
+        post_processing="bayes",
+        random_state=None,
+        accountant=None,
+    ):
+        self.estimator = estimator
+        self.epsilon = epsilon
+        self.classes = classes
+        self.noise = noise
+        self.delta = delta
+        self.n_rounds = n_rounds
+        self.post_processing = post_processing
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def _default_estimator(self):
+        return KNeighborsRegressor(n_neighbors=10)
+
+    def _plan_fit(self, X, classes, rng):
+        if self.post_processing != "bayes" and self.n_rounds > 1:
+            raise ValueError(
+                f"n_rounds={self.n_rounds} needs post_processing='bayes': only the Bayes "
+                "posterior uses the previous model; set n_rounds=1."
+            )
+        kind = "hard" if self.post_processing == "argmax" else "soft"
+        check_target_capability(self._get_estimator(), kind)
+        if self.noise == "gaussian":
+            if self.delta is None:
+                raise ValueError("noise='gaussian' needs delta in (0, 1).")
+            sigma = gaussian_sigma_for_approx_dp(
+                self.epsilon, self.delta, sensitivity=math.sqrt(2.0)
+            )
+            spend = PrivacySpend.leaf(
+                "Gaussian one-hot", self.epsilon, self.delta, sigma=sigma,
+                rho=gaussian_rho(math.sqrt(2.0), sigma),
+            )
+            return spend, {"scale": sigma}
+        if self.delta is not None:
+            raise ValueError("delta applies to noise='gaussian' only; leave it None.")
+        scale = 2.0 / self.epsilon
+        return PrivacySpend.leaf("Laplace one-hot", self.epsilon, scale=scale), {"scale": scale}
+
+    def _soft_labels(self, noisy, prior, scale):
+        if self.post_processing == "argmax":
+            return np.eye(noisy.shape[1])[np.argmax(noisy, axis=1)]
+        if self.post_processing == "simplex":
+            return project_to_simplex(noisy)
+        if self.noise == "gaussian":
+            return gaussian_posterior(noisy, sigma=scale, prior=prior)
+        return alibi_posterior(noisy, epsilon=self.epsilon, prior=prior)
+
+    def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
+        scale = plan["scale"]
+        mechanism, noise_kw = (
+            (gaussian_one_hot, {"sigma": scale})
+            if self.noise == "gaussian"
+            else (laplace_one_hot, {"epsilon": self.epsilon})
+        )
+        noisy = labels.release(
+            mechanism,
+            np.arange(labels.n_samples),
+            n_classes=labels.n_classes,
+            random_state=mechanism_rng,
+            **noise_kw,
+        )
+        # Everything below is post-processing of `noisy`: the labels are not read again.
+        prior, estimators = None, []
+        for round_ in range(self.n_rounds):
+            if round_:
+                prior = predict_soft_targets(estimators[-1], X, labels.n_classes)
+            soft = self._soft_labels(noisy, prior, scale)
+            estimators.append(
+                fit_soft_targets(self._new_estimator(estimator_rng), X, soft, fit_params)
+            )
+        return {
+            "estimator_": estimators[-1],
+            "estimators_": estimators,
+            "soft_labels_": soft,
+            "noise_scale_": scale,
+        }
+
+    def predict_proba(self, X):
+        """Class probabilities of the last round's model, one column per class.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return predict_soft_targets(self.estimator_, X, self.classes_.size)
+
+    def predict(self, X):
+        """Predict the most probable class.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        proba = self.predict_proba(X)
+        return self.classes_.take(np.argmax(proba, axis=1))

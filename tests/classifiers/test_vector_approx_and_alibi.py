@@ -1,0 +1,176 @@
+"""Behaviour of VectorApproxClassifier and ALIBIClassifier."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
+
+from sklearn_labeldp import BudgetAccountant
+from sklearn_labeldp.accounting import gaussian_sigma_for_approx_dp
+from sklearn_labeldp.classifiers import ALIBIClassifier, VectorApproxClassifier
+from sklearn_labeldp.datasets import make_circle_gaussians
+from sklearn_labeldp.mechanisms import alibi_posterior, debias_rappor, laplace_one_hot
+
+K = 5
+CLASSES = list(range(K))
+
+
+class TargetRecorder(RegressorMixin, BaseEstimator):
+    """Remembers its targets; predicts a fixed row for every input."""
+
+    def __init__(self, prediction=None):
+        self.prediction = prediction
+
+    def fit(self, X, Y):
+        self.targets_ = np.array(Y, dtype=float)
+        self.n_fits_ = getattr(self, "n_fits_", 0) + 1
+        return self
+
+    def predict(self, X):
+        row = self.targets_.mean(axis=0) if self.prediction is None else self.prediction
+        return np.tile(row, (len(X), 1))
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_circle_gaussians(1000, K, sigma=0.15, random_state=0)
+
+
+def test_vector_approx_trains_on_rappor_bits(data):
+    X, _ = data
+    n, eps = 20_000, 1.0
+    X_big = np.zeros((n, 2))
+    y = np.arange(n) % K
+    clf = VectorApproxClassifier(TargetRecorder(), epsilon=eps, classes=CLASSES, random_state=0)
+    bits = clf.fit(X_big, y).estimator_.targets_
+    q_plus = math.exp(eps / 2) / (1 + math.exp(eps / 2))
+    on_label = bits[np.arange(n), y]
+    assert stats.binomtest(int(on_label.sum()), n, q_plus).pvalue > 1e-3
+    off = bits[np.arange(n)[:, None], (y[:, None] + np.arange(1, K)) % K]
+    assert stats.binomtest(int(off.sum()), off.size, 1 - q_plus).pvalue > 1e-3
+    assert clf.epsilon_ == eps and clf.delta_ == 0.0
+    assert clf.privacy_spend_.mechanism == "RAPPOR"
+
+
+def test_vector_approx_predicts_argmax_and_debiased_proba(data):
+    X, y = data
+    scores = np.array([0.1, 0.6, 0.3, 0.2, 0.9])
+    names = np.array(list("abcde"))
+    clf = VectorApproxClassifier(TargetRecorder(prediction=scores), epsilon=2.0,
+                                 classes=names, random_state=0).fit(X, names[y])
+    assert set(clf.predict(X[:3])) == {"e"}
+    np.testing.assert_allclose(clf.predict_proba(X[:3]),
+                               debias_rappor(np.tile(scores, (3, 1)), epsilon=2.0))
+
+
+@pytest.mark.parametrize(
+    "base", [None, KNeighborsClassifier(20), LogisticRegression()], ids=["knn-reg", "knn", "lr"]
+)
+def test_vector_approx_learns(data, base):
+    X, y = data
+    X_test, y_test = make_circle_gaussians(2000, K, sigma=0.15, random_state=1)
+    clf = VectorApproxClassifier(base, epsilon=2.0, classes=CLASSES, random_state=0).fit(X, y)
+    assert clf.score(X_test, y_test) > 0.85
+    proba = clf.predict_proba(X_test)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_alibi_noise_is_drawn_once_and_rounds_refine_the_posterior(data):
+    X, y = data
+    eps, seed = 1.0, 3
+    clf = ALIBIClassifier(TargetRecorder(prediction=np.array([0.5, 0.2, 0.1, 0.1, 0.1])),
+                          epsilon=eps, classes=CLASSES, n_rounds=3, random_state=seed).fit(X, y)
+    mechanism_rng = np.random.default_rng(seed).spawn(3)[1]
+    noisy = laplace_one_hot(y, epsilon=eps, n_classes=K, random_state=mechanism_rng)
+    first, second, third = (m.targets_ for m in clf.estimators_)
+    np.testing.assert_allclose(first, alibi_posterior(noisy, epsilon=eps), rtol=1e-12)
+    prior = np.array([0.5, 0.2, 0.1, 0.1, 0.1])
+    expected = alibi_posterior(noisy, epsilon=eps, prior=np.tile(prior, (len(y), 1)))
+    np.testing.assert_allclose(second, expected, rtol=1e-12)
+    np.testing.assert_allclose(third, expected, rtol=1e-12)  # same prior, same noise
+    np.testing.assert_allclose(clf.soft_labels_, third)
+    assert [m.n_fits_ for m in clf.estimators_] == [1, 1, 1]
+    assert clf.noise_scale_ == 2 / eps
+
+
+@pytest.mark.parametrize("post", ["simplex", "argmax"])
+def test_alibi_other_post_processing(data, post):
+    X, y = data
+    clf = ALIBIClassifier(TargetRecorder(), epsilon=1.0, classes=CLASSES, n_rounds=1,
+                          post_processing=post, random_state=0).fit(X, y)
+    soft = clf.soft_labels_
+    np.testing.assert_allclose(soft.sum(axis=1), 1.0)
+    assert soft.min() >= 0
+    if post == "argmax":
+        assert set(np.unique(soft)) == {0.0, 1.0}
+
+
+def test_alibi_gaussian_reports_eps_delta(data):
+    X, y = data
+    clf = ALIBIClassifier(LogisticRegression(), epsilon=2.0, noise="gaussian", delta=1e-5,
+                          classes=CLASSES, random_state=0).fit(X, y)
+    assert (clf.epsilon_, clf.delta_) == (2.0, 1e-5)
+    assert clf.noise_scale_ == gaussian_sigma_for_approx_dp(2.0, 1e-5, sensitivity=math.sqrt(2))
+    assert clf.privacy_spend_.params["rho"] == pytest.approx(1 / clf.noise_scale_**2)
+    assert clf.score(X, y) > 0.6  # well above chance (0.2) despite sigma ~ 2.6
+
+
+@pytest.mark.parametrize("base", [None, LogisticRegression()], ids=["knn-reg", "lr"])
+def test_alibi_learns(data, base):
+    X, y = data
+    X_test, y_test = make_circle_gaussians(2000, K, sigma=0.15, random_state=1)
+    clf = ALIBIClassifier(base, epsilon=2.0, classes=CLASSES, random_state=0).fit(X, y)
+    assert clf.score(X_test, y_test) > 0.85
+
+
+@pytest.mark.parametrize(
+    ("estimator", "match"),
+    [
+        (VectorApproxClassifier(LinearSVC(), classes=CLASSES), "predict_proba"),
+        (ALIBIClassifier(KNeighborsClassifier(), classes=CLASSES), "sample_weight"),
+        (ALIBIClassifier(n_rounds=0, classes=CLASSES), "n_rounds"),
+        (ALIBIClassifier(post_processing="argmax", classes=CLASSES), "n_rounds=1"),
+        (ALIBIClassifier(noise="gaussian", classes=CLASSES), "needs delta"),
+        (ALIBIClassifier(delta=1e-5, classes=CLASSES), "gaussian' only"),
+        (ALIBIClassifier(noise="uniform", classes=CLASSES), "noise"),
+        (ALIBIClassifier(epsilon=-1.0, classes=CLASSES), "epsilon"),
+    ],
+    ids=repr,
+)
+def test_bad_inputs_fail_before_the_budget_is_charged(data, estimator, match):
+    X, y = data
+    acc = BudgetAccountant(epsilon=100.0)
+    with pytest.raises(ValueError, match=match):
+        estimator.set_params(accountant=acc).fit(X, y)
+    assert acc.spends == []
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [VectorApproxClassifier(epsilon=2.0, classes=CLASSES),
+     ALIBIClassifier(epsilon=2.0, classes=CLASSES)],
+    ids=["vector", "alibi"],
+)
+def test_sklearn_tools_round_trip(data, estimator):
+    X, y = data
+    acc = BudgetAccountant(epsilon=2.0)
+    model = make_pipeline(StandardScaler(), clone(estimator).set_params(random_state=0,
+                                                                         accountant=acc))
+    model.fit(X, y)
+    assert acc.total().epsilon == 2.0
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict_proba(X), model.predict_proba(X))
+    name = model.steps[-1][0]
+    search = GridSearchCV(clone(model).set_params(**{f"{name}__accountant": None}),
+                          {f"{name}__estimator": [KNeighborsRegressor(5), KNeighborsRegressor(25)]},
+                          cv=3).fit(X, y)
+    assert search.best_estimator_[-1].epsilon_ == 2.0
