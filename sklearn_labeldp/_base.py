@@ -263,7 +263,12 @@ class BaseLabelDPClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator, 
         if self.accountant is not None:
             self.accountant.spend(spend)  # BudgetError here: no label used yet
         fitted = self._fit_private(
-            X, PrivateLabels(codes, classes.size), plan, fit_params, mechanism_rng, estimator_rng
+            X,
+            PrivateLabels(codes, classes.size, spend.epsilon),
+            plan,
+            fit_params,
+            mechanism_rng,
+            estimator_rng,
         )
         for name, value in fitted.items():
             setattr(self, name, value)

@@ -1,8 +1,14 @@
 """The single place where a fit reads its true labels."""
 
+import math
+
 import numpy as np
 
 __all__ = ["PrivateLabels"]
+
+# Relative slack when comparing a per-example spend with the budget, so that
+# e.g. ``eps_p + (eps - eps_p)`` is not refused for a rounding error.
+_RTOL = 1e-9
 
 
 class PrivateLabels:
@@ -10,24 +16,55 @@ class PrivateLabels:
 
     The labels are not exposed as an attribute: the only way to read them is
     :meth:`release`, which passes a subset of them straight to a DP mechanism
-    and returns the mechanism's output. Each example may be released once, so
-    the estimator's spend is a parallel composition over the released subsets
-    and a second, unaccounted release raises instead of leaking.
+    and returns the mechanism's output.
+
+    Every release is accounted per example. A release states the epsilon
+    ``privacy_cost`` it spends on each example it reads (the mechanism must be
+    ``privacy_cost``-label-DP with respect to the label of any one of those
+    examples, and must not read the others). The spends of the releases that
+    touch an example add up (sequential composition); releases on disjoint,
+    label-independent index sets do not add (parallel composition). So the
+    whole fit is ``epsilon``-label-DP when, for every example, the sum of the
+    costs of the releases that read it stays within ``epsilon``, the planned
+    total that the accountant was charged with. :meth:`release` checks exactly
+    that and raises instead of releasing when a release would exceed it.
+
+    A release without ``privacy_cost`` costs the whole budget: such a label
+    can go through a mechanism only once, the rule of a pure parallel
+    composition (e.g. LP-MST's stages).
 
     Parameters
     ----------
     codes : ndarray of shape (n_samples,)
         Label codes in ``[0, n_classes)``.
     n_classes : int
+    epsilon : float
+        The planned label-DP epsilon of the whole fit: what the accountant was
+        charged with.
     """
 
-    def __init__(self, codes, n_classes):
+    def __init__(self, codes, n_classes, epsilon):
+        epsilon = float(epsilon)
+        if not (math.isfinite(epsilon) and epsilon > 0):
+            raise ValueError(f"the budget must be finite and > 0; got {epsilon!r}.")
         self.__codes = np.asarray(codes)
         self.n_classes = n_classes
         self.n_samples = self.__codes.shape[0]
-        self._released = np.zeros(self.n_samples, dtype=bool)
+        self.epsilon = epsilon
+        self._spent = np.zeros(self.n_samples, dtype=np.float64)
 
-    def release(self, mechanism, indices, **kwargs):
+    @property
+    def spent(self):
+        """Epsilon spent so far on each example (public: it does not depend on labels).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            A copy.
+        """
+        return self._spent.copy()
+
+    def release(self, mechanism, indices, *, privacy_cost=None, **kwargs):
         """Apply ``mechanism(labels[indices], **kwargs)`` and return its output.
 
         Parameters
@@ -36,15 +73,43 @@ class PrivateLabels:
             A DP mechanism taking the label codes as first argument, e.g.
             :func:`sklearn_labeldp.mechanisms.rr_with_prior`.
         indices : array-like of int
-            Examples whose labels are released; none may have been released before.
+            Examples whose labels are released. A repeated index is read twice
+            and costs twice.
+        privacy_cost : float, default=None
+            Epsilon this release spends on each example of ``indices``: the
+            mechanism's label-DP epsilon. ``None`` spends the whole budget
+            (each such label goes through a mechanism once and through nothing
+            else). A number must be at least the ``epsilon`` keyword given to
+            the mechanism, if any.
         **kwargs
             Passed to ``mechanism`` (prior, epsilon, random_state, ...).
+
+        Raises
+        ------
+        RuntimeError
+            When the release would take some example past the budget (e.g. a
+            label released twice without accounting); nothing is released then.
         """
         indices = np.asarray(indices, dtype=np.intp)
-        if self._released[indices].any() or np.unique(indices).size != indices.size:
+        cost = self.epsilon
+        if privacy_cost is not None:
+            cost = float(privacy_cost)
+            if not (math.isfinite(cost) and cost > 0):
+                raise ValueError(f"privacy_cost must be finite and > 0; got {privacy_cost!r}.")
+            mechanism_epsilon = kwargs.get("epsilon")
+            if mechanism_epsilon is not None and float(mechanism_epsilon) > cost * (1 + _RTOL):
+                raise ValueError(
+                    f"the mechanism runs with epsilon={mechanism_epsilon} but the release "
+                    f"declares a privacy_cost of only {cost}."
+                )
+        spent = self._spent.copy()
+        np.add.at(spent, indices, cost)
+        if indices.size and spent[indices].max() > self.epsilon * (1 + _RTOL):
             raise RuntimeError(
-                "a label was released twice; each example's label may go through a "
-                "mechanism once, or the recorded privacy spend would be wrong."
+                "a label was released twice or beyond the planned budget: this release "
+                f"would spend up to {spent[indices].max():.6g} on one example, more than "
+                f"the budget {self.epsilon:.6g} (each release that reads a label must be "
+                "accounted, or the recorded privacy spend would be wrong)."
             )
-        self._released[indices] = True
+        self._spent = spent
         return mechanism(self.__codes[indices], **kwargs)

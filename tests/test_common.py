@@ -18,6 +18,14 @@ ESTIMATORS = [
     RRWithPriorClassifier(KNeighborsClassifier(n_neighbors=3), epsilon=8.0, n_stages=2),
     RRWithPriorClassifier(LogisticRegression(), epsilon=8.0),
     RRWithPriorClassifier(LogisticRegression(), epsilon=8.0, n_stages=2),
+    RRWithPriorClassifier(
+        KNeighborsClassifier(n_neighbors=3), epsilon=8.0, prior="cluster", n_clusters=3,
+        prior_epsilon=1.0,
+    ),
+    RRWithPriorClassifier(
+        LogisticRegression(), epsilon=8.0, n_stages=2, prior="cluster", n_clusters=3,
+        prior_epsilon=1.0,
+    ),
     VectorApproxClassifier(KNeighborsRegressor(n_neighbors=3), epsilon=8.0),
     VectorApproxClassifier(KNeighborsClassifier(n_neighbors=3), epsilon=8.0),
     VectorApproxClassifier(LogisticRegression(), epsilon=8.0),

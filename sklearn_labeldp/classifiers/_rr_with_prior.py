@@ -7,13 +7,14 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._base import BaseLabelDPClassifier, CodeClassifierPredictMixin, subset_fit_params
-from ..accounting import PrivacySpend
-from ..mechanisms import rr_with_prior, top_k_mask
+from ..accounting import PrivacyBudget, PrivacySpend
+from ..mechanisms import histogram_prior, noisy_label_histogram, rr_with_prior, top_k_mask
 from ..mechanisms._validation import check_prior
-from ..priors import apply_temperature, model_prior, uniform_prior
+from ..priors import apply_temperature, cluster_assignment, model_prior, uniform_prior
+from ..utils import spawn_seeds
 
 __all__ = ["RRWithPriorClassifier"]
 
@@ -29,6 +30,18 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
     label goes through the mechanism exactly once, so by parallel composition
     the whole fit is ``epsilon``-label-DP. With ``n_stages=1`` and no prior
     this is plain randomized response (LP-1ST).
+
+    With ``prior="cluster"`` the first stage's prior is learnt privately from
+    the labels themselves (seed 000, Alg. 4): k-means groups the examples
+    into ``n_clusters`` clusters using the public features only (so the groups
+    do not depend on any label), the label histogram of every cluster is
+    released with discrete Laplace noise (``a = prior_epsilon / 2``, an
+    ``prior_epsilon``-label-DP release of all labels), and each example's prior
+    is its cluster's histogram, clipped at 0 and normalised. Every label is
+    then read a second time by RRWithPrior, so the stages run with the
+    remaining budget ``epsilon - prior_epsilon`` each and, by sequential
+    composition, the whole fit is still ``epsilon``-label-DP. Later stages
+    use the previous model as prior, as usual.
 
     Parameters
     ----------
@@ -50,8 +63,12 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
     temperature : float, default=1.0
         Prior temperature ``tau``: the prior is ``softmax(log p / tau)`` of the
         previous model's probabilities ``p`` (< 1 sharpens, > 1 flattens).
-    prior : array-like of shape (n_samples, n_classes) or classifier, default=None
-        Public prior for the first stage instead of the uniform one: an array
+    prior : array-like of shape (n_samples, n_classes), classifier or "cluster", \
+            default=None
+        Prior for the first stage instead of the uniform one. ``"cluster"``:
+        private noisy label histograms of k-means clusters (see above; needs
+        ``prior_epsilon``; ``temperature`` applies to the cluster priors too).
+        Otherwise a public prior: an array
         aligned with the rows and the sorted ``classes`` of the training data,
         or a classifier already fitted on public data whose ``predict_proba``
         is used (its classes must be a subset of ``classes``). Temperature
@@ -66,9 +83,19 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
         Start each stage's model from the previous stage's fitted model
         (the base estimator must have a ``warm_start`` parameter) instead of a
         fresh clone.
+    n_clusters : int, default=10
+        Number of k-means clusters ``C`` of the cluster prior, at most the
+        number of training examples. Only used with ``prior="cluster"`` and
+        ignored otherwise (scikit-learn's estimator checks set ``n_clusters``
+        on every estimator that has it, so it cannot be refused).
+    prior_epsilon : float, default=None
+        Part of ``epsilon`` spent on the noisy cluster histograms, with
+        ``0 < prior_epsilon < epsilon``; required with ``prior="cluster"`` and
+        an error with any other ``prior``. Each stage's RRWithPrior then runs
+        with ``epsilon - prior_epsilon``.
     random_state : None, int, numpy.random.Generator or RandomState, default=None
-        Controls the stage split, the mechanism and the base estimators' unset
-        seeds. ``None`` draws fresh operating-system entropy.
+        Controls the stage split, the k-means seed, the mechanisms and the base
+        estimators' unset seeds. ``None`` draws fresh operating-system entropy.
     accountant : BudgetAccountant, default=None
         Charged with the whole spend before any label is used; a fit that does
         not fit the remaining budget raises
@@ -84,12 +111,22 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
         The model of each stage.
     stage_k_ : ndarray of shape (n_stages,)
         Mean ``k*`` of RRWithPrior in each stage (``n_classes`` for a uniform prior).
+    cluster_prior_ : ndarray of shape (n_clusters, n_classes)
+        Only with ``prior="cluster"``: the prior of each cluster, computed from
+        the noisy histograms (a DP release, safe to publish).
+    clusterer_ : KMeans
+        Only with ``prior="cluster"``: the k-means model fitted on the public
+        training features; ``clusterer_.labels_`` holds each example's cluster.
     epsilon_ : float
-        Label-DP epsilon of the fit.
+        Label-DP epsilon of the whole fit (with a cluster prior, the total:
+        ``prior_epsilon`` plus the stages' ``epsilon - prior_epsilon``).
     delta_ : float
         Always 0: the fit is pure label-DP.
     privacy_spend_ : PrivacySpend
-        Structured record: a parallel composition of one RRWithPrior per stage.
+        Structured record: a parallel composition ``"LP-MST"`` of one
+        RRWithPrior per stage. With a cluster prior, a sequential composition
+        ``"RRWithPrior+cluster prior"`` of the leaf ``"noisy label histogram"``
+        (``prior_epsilon``) and that LP-MST record (``epsilon - prior_epsilon``).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Only when ``X`` has string feature names.
@@ -97,11 +134,13 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
     See Also
     --------
     sklearn_labeldp.mechanisms.rr_with_prior : the mechanism of each stage.
+    sklearn_labeldp.mechanisms.noisy_label_histogram : the cluster histograms.
 
     References
     ----------
     .. [1] B. Ghazi, N. Golowich, R. Kumar, P. Manurangsi, C. Zhang. Deep learning
-       with label differential privacy. NeurIPS 2021, Algorithms 2 and 3.
+       with label differential privacy. NeurIPS 2021, Algorithms 2, 3 and 4
+       (seed 000; Alg. 4 is the cluster prior).
 
     Examples
     --------
@@ -115,6 +154,17 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
     (1.0, 4.0)
     >>> bool(clf.score(X, y) > 0.8)
     True
+
+    A cluster prior spends ``prior_epsilon`` of the budget on noisy cluster
+    histograms; the reported epsilon is the total:
+
+    >>> clf = RRWithPriorClassifier(LogisticRegression(), epsilon=2.0, classes=[0, 1, 2, 3],
+    ...                             prior="cluster", n_clusters=8, prior_epsilon=1.0,
+    ...                             random_state=0).fit(X, y)
+    >>> clf.epsilon_, clf.cluster_prior_.shape
+    (2.0, (8, 4))
+    >>> bool(clf.stage_k_[0] < 2)
+    True
     """
 
     _parameter_constraints: dict = {
@@ -122,9 +172,11 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
         "n_stages": [Interval(Integral, 1, None, closed="left")],
         "stage_fractions": ["array-like", None],
         "temperature": [Interval(Real, 0, None, closed="neither")],
-        "prior": ["array-like", HasMethods(["predict_proba"]), None],
+        "prior": ["array-like", HasMethods(["predict_proba"]), StrOptions({"cluster"}), None],
         "filter_earlier_stages": ["boolean"],
         "warm_start": ["boolean"],
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "prior_epsilon": [Interval(Real, 0, None, closed="neither"), None],
     }
 
     def __init__(
@@ -139,6 +191,8 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
         prior=None,
         filter_earlier_stages=True,
         warm_start=False,
+        n_clusters=10,
+        prior_epsilon=None,
         random_state=None,
         accountant=None,
     ):
@@ -151,6 +205,8 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
         self.prior = prior
         self.filter_earlier_stages = filter_earlier_stages
         self.warm_start = warm_start
+        self.n_clusters = n_clusters
+        self.prior_epsilon = prior_epsilon
         self.random_state = random_state
         self.accountant = accountant
 
@@ -184,8 +240,38 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
             )
         return sizes
 
+    def _uses_cluster_prior(self):
+        return isinstance(self.prior, str) and self.prior == "cluster"
+
+    def _check_cluster_params(self, n_samples):
+        """Check ``n_clusters`` and ``prior_epsilon`` against ``prior``; public only."""
+        if not self._uses_cluster_prior():
+            if self.prior_epsilon is not None:
+                raise ValueError(
+                    f"prior_epsilon={self.prior_epsilon!r} is only used with prior='cluster' "
+                    f"(prior={self.prior!r} here); leave it None or set prior='cluster'."
+                )
+            # n_clusters is ignored here, not refused: scikit-learn's estimator
+            # checks set n_clusters on any estimator that has the parameter.
+            return
+        if self.prior_epsilon is None:
+            raise ValueError(
+                "prior='cluster' needs prior_epsilon, the part of epsilon spent on the "
+                "noisy cluster label histograms (0 < prior_epsilon < epsilon)."
+            )
+        if not self.prior_epsilon < self.epsilon:
+            raise ValueError(
+                f"prior_epsilon={self.prior_epsilon!r} must be < epsilon={self.epsilon!r}: "
+                "the rest of epsilon pays for RRWithPrior."
+            )
+        if self.n_clusters > n_samples:
+            raise ValueError(
+                f"n_clusters={self.n_clusters} > n_samples={n_samples}: k-means needs at "
+                "least one example per cluster; use fewer clusters or more data."
+            )
+
     def _initial_prior(self, X, classes):
-        if self.prior is None:
+        if self.prior is None or self._uses_cluster_prior():
             return None
         if hasattr(self.prior, "predict_proba"):
             prior = check_prior(model_prior(self.prior, X, classes))
@@ -217,19 +303,46 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
                 f"estimator's n_neighbors={n_neighbors}; use fewer stages, larger "
                 "stage_fractions or a smaller n_neighbors."
             )
+        self._check_cluster_params(X.shape[0])
         plan = {
             "stages": np.split(rng.permutation(X.shape[0]), np.cumsum(sizes)[:-1]),
             "initial_prior": self._initial_prior(X, classes),
+            "stage_epsilon": self.epsilon,
         }
+        if self._uses_cluster_prior():
+            # k-means sees the public features only: the groups, and so the
+            # histogram's sensitivity, do not depend on any label.
+            (seed,) = spawn_seeds(rng, 1)
+            plan["clusterer"], plan["groups"] = cluster_assignment(
+                X, self.n_clusters, random_state=seed
+            )
+            plan["stage_epsilon"] = self.epsilon - self.prior_epsilon
         spend = PrivacySpend.compose(
             "LP-MST",
             [
-                PrivacySpend.leaf("RRWithPrior", self.epsilon, stage=t, n_samples=int(size))
+                PrivacySpend.leaf(
+                    "RRWithPrior", plan["stage_epsilon"], stage=t, n_samples=int(size)
+                )
                 for t, size in enumerate(sizes)
             ],
             "parallel",
             n_stages=self.n_stages,
         )
+        if self._uses_cluster_prior():
+            histogram = PrivacySpend.leaf(
+                "noisy label histogram", self.prior_epsilon, n_clusters=self.n_clusters
+            )
+            # Sequential composition: every label is read by the histogram and
+            # again by its stage. The record's budget is ``epsilon`` itself;
+            # PrivacySpend checks that it covers the parts' sum (which may
+            # differ from it by a rounding error).
+            spend = PrivacySpend(
+                "RRWithPrior+cluster prior",
+                PrivacyBudget(self.epsilon),
+                {"prior_epsilon": self.prior_epsilon, "n_clusters": self.n_clusters},
+                "sequential",
+                (histogram, spend),
+            )
         return spend, plan
 
     def _prior(self, model, plan, X, indices, n_classes):
@@ -258,8 +371,38 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
             estimator.set_params(warm_start=True)
         return estimator
 
+    def _cluster_prior(self, labels, plan, mechanism_rng):
+        """Noisy per-cluster label histograms (the first release) and their priors."""
+        counts = labels.release(
+            noisy_label_histogram,
+            np.arange(labels.n_samples),
+            privacy_cost=self.prior_epsilon,
+            groups=plan["groups"],
+            epsilon=self.prior_epsilon,
+            n_classes=labels.n_classes,
+            n_groups=self.n_clusters,
+            random_state=mechanism_rng,
+        )
+        return histogram_prior(counts)
+
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         n_samples, n_classes = labels.n_samples, labels.n_classes
+        fitted = {}
+        # Release kwargs: a plain LP-MST release reads each label once (the
+        # default cost, the whole budget); with a cluster prior every label is
+        # read twice and each release states its own cost (sequential
+        # composition), which PrivateLabels checks against the planned total.
+        accounting = {}
+        if self._uses_cluster_prior():
+            cluster_prior = self._cluster_prior(labels, plan, mechanism_rng)
+            plan = {
+                **plan,
+                "initial_prior": apply_temperature(
+                    cluster_prior[plan["groups"]], self.temperature
+                ),
+            }
+            fitted = {"cluster_prior_": cluster_prior, "clusterer_": plan["clusterer"]}
+            accounting = {"privacy_cost": plan["stage_epsilon"]}
         noisy = np.empty(n_samples, dtype=np.int64)
         estimators, stage_k = [], []
         model = None
@@ -268,9 +411,10 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
                 rr_with_prior,
                 indices,
                 prior=self._prior(model, plan, X, indices, n_classes),
-                epsilon=self.epsilon,
+                epsilon=plan["stage_epsilon"],
                 random_state=mechanism_rng,
                 return_k=True,
+                **accounting,
             )
             stage_k.append(k.mean())
             earlier = np.concatenate([np.empty(0, np.intp), *plan["stages"][:t]])
@@ -286,4 +430,9 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
                 **subset_fit_params(fit_params, train, n_samples),
             )
             estimators.append(model)
-        return {"estimator_": model, "estimators_": estimators, "stage_k_": np.array(stage_k)}
+        return {
+            **fitted,
+            "estimator_": model,
+            "estimators_": estimators,
+            "stage_k_": np.array(stage_k),
+        }
