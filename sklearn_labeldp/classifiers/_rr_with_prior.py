@@ -388,11 +388,10 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         n_samples, n_classes = labels.n_samples, labels.n_classes
         fitted = {}
-        # Release kwargs: a plain LP-MST release reads each label once (the
-        # default cost, the whole budget); with a cluster prior every label is
-        # read twice and each release states its own cost (sequential
-        # composition), which PrivateLabels checks against the planned total.
-        accounting = {}
+        # Each release states its per-example cost. Plain LP-MST reads each label
+        # once at the whole epsilon; with a cluster prior every label is read twice
+        # (histogram, then its stage), and PrivateLabels checks that the costs add
+        # up to at most the planned total (sequential composition).
         if self._uses_cluster_prior():
             cluster_prior = self._cluster_prior(labels, plan, mechanism_rng)
             plan = {
@@ -402,7 +401,6 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
                 ),
             }
             fitted = {"cluster_prior_": cluster_prior, "clusterer_": plan["clusterer"]}
-            accounting = {"privacy_cost": plan["stage_epsilon"]}
         noisy = np.empty(n_samples, dtype=np.int64)
         estimators, stage_k = [], []
         model = None
@@ -414,7 +412,7 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
                 epsilon=plan["stage_epsilon"],
                 random_state=mechanism_rng,
                 return_k=True,
-                **accounting,
+                privacy_cost=plan["stage_epsilon"],
             )
             stage_k.append(k.mean())
             earlier = np.concatenate([np.empty(0, np.intp), *plan["stages"][:t]])
