@@ -20,6 +20,7 @@ from sklearn.base import clone, is_classifier, is_regressor
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import has_fit_parameter
 
+from ._base import subset_fit_params
 from .mechanisms import project_to_simplex
 from .priors import model_prior
 
@@ -51,7 +52,7 @@ def check_target_capability(estimator, kind):
             f"{name} does not. Use a regressor base (e.g. KNeighborsRegressor) or hard "
             "labels (post_processing='argmax')."
         )
-    if kind in ("soft", "bits") and not hasattr(estimator, "predict_proba"):
+    if not hasattr(estimator, "predict_proba"):
         raise ValueError(f"the base classifier {name} needs predict_proba for {kind} targets.")
 
 
@@ -59,15 +60,16 @@ def fit_soft_targets(estimator, X, targets, fit_params):
     """Fit ``estimator`` on soft labels ``targets`` of shape (n_samples, n_classes)."""
     if is_regressor(estimator):
         return estimator.fit(X, targets, **fit_params)
-    n_samples, n_classes = targets.shape
+    n_samples = targets.shape[0]
     if np.all((targets == 0) | (targets == 1)):  # hard labels: no expansion needed
         return estimator.fit(X, np.argmax(targets, axis=1), **fit_params)
     rows, labels = np.nonzero(targets > 0)
+    expanded = subset_fit_params(fit_params, rows, n_samples)  # per-sample params follow rows
     weights = targets[rows, labels]
-    if fit_params.get("sample_weight") is not None:
-        weights = weights * np.asarray(fit_params["sample_weight"])[rows]
-    other = {key: value for key, value in fit_params.items() if key != "sample_weight"}
-    return estimator.fit(_safe_indexing(X, rows), labels, sample_weight=weights, **other)
+    if expanded.get("sample_weight") is not None:
+        weights = weights * np.asarray(expanded.pop("sample_weight"))
+    expanded["sample_weight"] = weights
+    return estimator.fit(_safe_indexing(X, rows), labels, **expanded)
 
 
 def predict_soft_targets(model, X, n_classes):

@@ -85,6 +85,7 @@ def test_bit_targets_with_regressor_and_per_column_classifiers():
         (KNeighborsClassifier(), "soft", "sample_weight"),
         (LinearSVC(), "soft", "predict_proba"),
         (LinearSVC(), "bits", "predict_proba"),
+        (LinearSVC(), "hard", "predict_proba"),
         (StandardScaler(), "soft", "neither a classifier nor a regressor"),
     ],
 )
@@ -101,3 +102,17 @@ def test_capable_estimators_pass():
         (KNeighborsClassifier(), "bits"),
     ]:
         check_target_capability(estimator, kind)
+
+
+class TagRecorder(WeightRecorder):
+    def fit(self, X, y, sample_weight=None, tag=None):
+        self.tag_ = tag
+        return super().fit(X, y, sample_weight)
+
+
+def test_other_per_sample_fit_params_follow_the_expanded_rows():
+    X = np.array([[0.0], [1.0]])
+    soft = np.array([[0.5, 0.5], [0.0, 1.0]])
+    model = fit_soft_targets(TagRecorder(), X, soft, {"tag": np.array([7, 9])})
+    np.testing.assert_array_equal(model.tag_, [7, 7, 9])
+    np.testing.assert_array_equal(model.X_[:, 0], [0.0, 0.0, 1.0])

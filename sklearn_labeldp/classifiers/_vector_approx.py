@@ -97,7 +97,8 @@ class VectorApproxClassifier(BaseLabelDPClassifier):
     def _scores(self, X):
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        return predict_bit_scores(getattr(self, "estimator_", None) or self.estimators_, X)
+        model = self.estimator_ if hasattr(self, "estimator_") else self.estimators_
+        return predict_bit_scores(model, X)
 
     def predict(self, X):
         """Predict ``argmax_j f_j(x)``, mapped to ``classes_``.
@@ -124,4 +125,4 @@ class VectorApproxClassifier(BaseLabelDPClassifier):
         -------
         ndarray of shape (n_samples, n_classes)
         """
-        return debias_rappor(self._scores(X), epsilon=self.epsilon)
+        return debias_rappor(self._scores(X), epsilon=self.epsilon_)
