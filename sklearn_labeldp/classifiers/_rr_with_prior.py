@@ -111,6 +111,13 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
         The model of each stage.
     stage_k_ : ndarray of shape (n_stages,)
         Mean ``k*`` of RRWithPrior in each stage (``n_classes`` for a uniform prior).
+    privatized_labels_ : ndarray of shape (n_samples,)
+        The RRWithPrior output of every training example, as label codes
+        (indices into ``classes_``). A DP output, so storing it costs no
+        privacy; with ``n_stages=1`` and no prior these are plain
+        randomized-response labels (used by
+        :class:`~sklearn_labeldp.model_selection.PrivateGridSearchCV` with
+        ``strategy="post_processing"``).
     cluster_prior_ : ndarray of shape (n_clusters, n_classes)
         Only with ``prior="cluster"``: the prior of each cluster, computed from
         the noisy histograms (a DP release, safe to publish).
@@ -433,4 +440,5 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
             "estimator_": model,
             "estimators_": estimators,
             "stage_k_": np.array(stage_k),
+            "privatized_labels_": noisy,
         }

@@ -47,6 +47,11 @@ class VectorApproxClassifier(BaseLabelDPClassifier):
     estimators_ : list
         One fitted classifier per class (classifier base only); a coordinate
         whose privatised bits are all equal is kept as that constant.
+    privatized_bits_ : ndarray of shape (n_samples, n_classes)
+        The RAPPOR bit vector of every training example (a DP output, so
+        storing it costs no privacy; used by
+        :class:`~sklearn_labeldp.model_selection.PrivateGridSearchCV` with
+        ``strategy="post_processing"``).
     epsilon_ : float
     delta_ : float
         Always 0.
@@ -92,7 +97,8 @@ class VectorApproxClassifier(BaseLabelDPClassifier):
             random_state=mechanism_rng,
         )
         model = fit_bit_targets(self._new_estimator(estimator_rng), X, bits, fit_params)
-        return {"estimators_": model} if isinstance(model, list) else {"estimator_": model}
+        fitted = {"estimators_": model} if isinstance(model, list) else {"estimator_": model}
+        return {**fitted, "privatized_bits_": bits}
 
     def _scores(self, X):
         check_is_fitted(self)

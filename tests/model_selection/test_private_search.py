@@ -1,0 +1,324 @@
+"""PrivateGridSearchCV and the exponential mechanism."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+from sklearn.base import clone
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+
+import sklearn_labeldp._base as base_module
+import sklearn_labeldp.model_selection._search as search_module
+from sklearn_labeldp.accounting import BudgetAccountant, BudgetError
+from sklearn_labeldp.classifiers import (
+    ALIBIClassifier,
+    RRWithPriorClassifier,
+    VectorApproxClassifier,
+)
+from sklearn_labeldp.datasets import make_circle_gaussians
+from sklearn_labeldp.model_selection import (
+    PrivateGridSearchCV,
+    exponential_mechanism,
+    exponential_mechanism_probabilities,
+)
+
+K = 4
+GRID = {"estimator__n_neighbors": [1, 5, 25, 100]}
+STRATEGIES = ["holdout", "random_stopping", "post_processing"]
+
+
+def rr(**kwargs):
+    return RRWithPriorClassifier(KNeighborsClassifier(), classes=range(K), **kwargs)
+
+
+def vector_approx(**kwargs):
+    return VectorApproxClassifier(KNeighborsRegressor(), classes=range(K), **kwargs)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_circle_gaussians(3000, K, sigma=0.3, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def test_data():
+    return make_circle_gaussians(2000, K, sigma=0.3, random_state=12345)
+
+
+# ---------------------------------------------------------------- exponential mechanism
+@pytest.mark.parametrize("sensitivity", [1.0, 2.5])
+def test_exponential_mechanism_probabilities_match_formula(sensitivity):
+    scores = np.array([0.0, -1.0, -3.0, 2.0])
+    eps = 1.3
+    weights = [math.exp(eps * s / (2 * sensitivity)) for s in scores]
+    expected = [w / sum(weights) for w in weights]
+    got = exponential_mechanism_probabilities(scores, epsilon=eps, sensitivity=sensitivity)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_exponential_mechanism_probabilities_never_overflow():
+    got = exponential_mechanism_probabilities([-1e6, -1e6 + 2], epsilon=1.0)
+    np.testing.assert_allclose(got, [1 / (1 + math.e), math.e / (1 + math.e)], rtol=1e-12)
+
+
+def test_exponential_mechanism_frequencies_chi_square():
+    scores = [0.0, -1.0, -2.0, -4.0]  # mistake counts 0, 1, 2, 4 at eps = 1
+    probabilities = exponential_mechanism_probabilities(scores, epsilon=1.0)
+    rng = np.random.default_rng(0)
+    n = 20000
+    draws = [exponential_mechanism(scores, epsilon=1.0, random_state=rng) for _ in range(n)]
+    counts = np.bincount(draws, minlength=4)
+    assert chisquare(counts, probabilities * n).pvalue > 1e-3
+
+
+@pytest.mark.parametrize(
+    "scores, kwargs",
+    [([], {"epsilon": 1.0}), ([1.0], {"epsilon": 0.0}), ([1.0], {"epsilon": -1.0}),
+     ([1.0, np.nan], {"epsilon": 1.0}), ([1.0], {"epsilon": 1.0, "sensitivity": 0.0})],
+)
+def test_exponential_mechanism_bad_inputs(scores, kwargs):
+    with pytest.raises(ValueError):
+        exponential_mechanism(scores, random_state=0, **kwargs)
+
+
+# ---------------------------------------------------------------- total epsilon
+def test_holdout_total_epsilon_is_parallel_composition(data):
+    X, y = data
+    acc = BudgetAccountant()
+    search = PrivateGridSearchCV(
+        rr(), GRID, epsilon=0.7, strategy="holdout", random_state=0, accountant=acc
+    ).fit(X, y)
+    m = len(GRID["estimator__n_neighbors"])
+    assert search.epsilon_ == 0.7 and search.delta_ == 0.0
+    assert len(acc.spends) == 1 and acc.total().epsilon == pytest.approx(0.7)
+    spend = acc.spends[0]
+    assert spend is search.privacy_spend_
+    assert spend.composition == "parallel" and len(spend.parts) == m + 1
+    assert all(part.epsilon == 0.7 for part in spend.parts)
+    assert spend.parts[-1].mechanism == "exponential mechanism"
+    # Disjoint parts of n / (m + 1) rows, and each candidate ran at the full epsilon.
+    sizes = search.cv_results_["n_train_samples"]
+    assert sizes.sum() + spend.parts[-1].params["n_samples"] == X.shape[0]
+    assert sizes.max() - sizes.min() <= 1 and sizes[0] == X.shape[0] // (m + 1)
+    assert search.best_estimator_.epsilon_ == 0.7
+    assert search.best_estimator_.estimator_.n_samples_fit_ in set(sizes)
+    assert search.cv_results_["selected"].sum() == 1
+    assert not hasattr(search, "best_score_")
+    assert not any("score" in key for key in search.cv_results_)  # mistake counts stay secret
+
+
+def test_random_stopping_total_epsilon_is_three_times_the_round_epsilon(data):
+    X, y = data
+    acc = BudgetAccountant()
+    search = PrivateGridSearchCV(
+        rr(), GRID, epsilon=1.5, strategy="random_stopping", stopping_probability=0.3,
+        random_state=1, accountant=acc,
+    ).fit(X, y)
+    assert search.epsilon_ == 1.5 and len(acc.spends) == 1
+    spend = acc.spends[0]
+    assert spend.params["round_epsilon"] == pytest.approx(0.5)
+    assert spend.epsilon == pytest.approx(3 * spend.params["round_epsilon"])
+    assert search.best_estimator_.epsilon_ == pytest.approx(0.5)
+    assert search.n_rounds_ == spend.params["n_rounds"] == search.cv_results_["n_rounds"].sum()
+    assert search.cv_results_["n_rounds"][search.best_index_] >= 1
+    # The same total whatever the number of rounds: it does not grow with T.
+    rounds = {
+        PrivateGridSearchCV(
+            rr(), {"estimator__n_neighbors": [5, 25]}, epsilon=1.5,
+            strategy="random_stopping", stopping_probability=0.5, random_state=seed,
+        ).fit(X[:600], y[:600]).n_rounds_
+        for seed in range(8)
+    }
+    assert len(rounds) > 1
+
+
+def test_random_stopping_number_of_rounds_is_geometric(data, monkeypatch):
+    # Rounds are drawn before any label is read; stub the fits to count many searches fast.
+    X, y = data[0][:100], data[1][:100]
+    monkeypatch.setattr(search_module, "_fit_candidate", lambda est, X, y: _Constant())
+    monkeypatch.setattr(search_module, "_holdout_mistakes", lambda model, X, y: 0)
+    search = PrivateGridSearchCV(
+        rr(), GRID, epsilon=1.0, strategy="random_stopping", stopping_probability=0.25
+    )
+    rng = np.random.default_rng(0)
+    rounds = [search.set_params(random_state=rng).fit(X, y).n_rounds_ for _ in range(500)]
+    assert min(rounds) >= 1
+    # E[T] = 1 / gamma = 4, sd of the mean sqrt(12 / 500) = 0.15.
+    assert np.mean(rounds) == pytest.approx(4.0, abs=0.6)
+
+
+class _Constant:
+    classes_ = np.arange(K)
+
+
+@pytest.mark.parametrize("estimator", [rr(), vector_approx()], ids=["rr", "vector_approx"])
+def test_post_processing_costs_one_mechanism(data, estimator):
+    X, y = data
+    acc = BudgetAccountant()
+    search = PrivateGridSearchCV(
+        estimator, GRID, epsilon=1.0, strategy="post_processing", random_state=0,
+        accountant=acc,
+    ).fit(X, y)
+    assert search.epsilon_ == 1.0 and len(acc.spends) == 1
+    assert acc.total().epsilon == pytest.approx(1.0)
+    (mechanism,) = search.privacy_spend_.parts
+    assert mechanism.epsilon == 1.0
+    best = search.best_estimator_
+    attr = "privatized_labels_" if isinstance(estimator, RRWithPriorClassifier) else (
+        "privatized_bits_"
+    )
+    assert getattr(best, attr).shape[0] == X.shape[0]
+    base = best.estimator_
+    assert base.n_neighbors == search.best_params_["estimator__n_neighbors"]
+    assert base.n_samples_fit_ == X.shape[0]  # refitted on all privatised targets, for free
+    results = search.cv_results_
+    assert results["rank_test_score"][search.best_index_] == 1
+    assert search.best_score_ == results["mean_test_score"].max()
+    # The debiased score is the affine correction of the raw agreement.
+    eps = 1.0
+    if isinstance(estimator, RRWithPriorClassifier):
+        p, q = math.e / (math.e + K - 1), 1 / (math.e + K - 1)
+    else:
+        p, q = math.exp(eps / 2) / (1 + math.exp(eps / 2)), 1 / (1 + math.exp(eps / 2))
+    np.testing.assert_allclose(
+        results["mean_test_score"], (results["mean_observed_score"] - q) / (p - q)
+    )
+
+
+def test_post_processing_debiased_score_is_unbiased(data, test_data):
+    X, y = data
+    Xt, yt = test_data
+    scores, truths = [], []
+    for seed in range(5):
+        search = PrivateGridSearchCV(
+            rr(), {"estimator__n_neighbors": [25]}, epsilon=1.0, strategy="post_processing",
+            random_state=seed,
+        ).fit(X, y)
+        scores.append(search.best_score_)
+        truths.append(search.score(Xt, yt))
+    assert np.mean(scores) == pytest.approx(np.mean(truths), abs=0.05)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_budget_charged_before_any_label(data, strategy, monkeypatch):
+    X, y = data
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a label was read before the budget was charged")
+
+    monkeypatch.setattr(base_module, "PrivateLabels", refuse)
+    monkeypatch.setattr(search_module, "_holdout_mistakes", refuse)
+    acc = BudgetAccountant(epsilon=0.9)
+    search = PrivateGridSearchCV(
+        rr(), GRID, epsilon=1.0, strategy=strategy, random_state=0, accountant=acc
+    )
+    with pytest.raises(BudgetError):
+        search.fit(X, y)
+    assert acc.spends == []
+
+
+def test_estimator_accountant_is_used_when_search_has_none(data):
+    X, y = data
+    acc = BudgetAccountant()
+    PrivateGridSearchCV(
+        rr(accountant=acc), GRID, epsilon=1.0, random_state=0
+    ).fit(X[:1000], y[:1000])
+    assert len(acc.spends) == 1 and acc.total().epsilon == 1.0
+
+
+# ---------------------------------------------------------------- selection quality
+def _reference_accuracy(n_neighbors, epsilon, n_train, test_data):
+    """Mean test accuracy of one configuration trained like the search trains it."""
+    Xt, yt = test_data
+    accs = []
+    for seed in range(3):
+        X, y = make_circle_gaussians(n_train, K, sigma=0.3, random_state=100 + seed)
+        model = rr(epsilon=epsilon, random_state=seed).set_params(
+            estimator__n_neighbors=n_neighbors
+        )
+        accs.append(model.fit(X, y).score(Xt, yt))
+    return np.mean(accs)
+
+
+SELECTION = {
+    # strategy: (extra parameters, epsilon of one candidate fit, training rows, threshold)
+    "holdout": ({}, 1.0, 3000 // 5, 0.8),
+    "post_processing": ({}, 1.0, 3000, 0.8),
+    "random_stopping": ({"stopping_probability": 0.05}, 1.0 / 3, 1500, 0.6),
+}
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_selects_best_or_near_best_at_epsilon_one(strategy, test_data):
+    extra, eps_fit, n_train, threshold = SELECTION[strategy]
+    reference = np.array([
+        _reference_accuracy(k, eps_fit, n_train, test_data) for k in GRID["estimator__n_neighbors"]
+    ])
+    near_best = reference >= reference.max() - 0.02
+    hits = []
+    for seed in range(20):
+        X, y = make_circle_gaussians(3000, K, sigma=0.3, random_state=1000 + seed)
+        search = PrivateGridSearchCV(
+            rr(), GRID, epsilon=1.0, strategy=strategy, random_state=seed, **extra
+        ).fit(X, y)
+        hits.append(near_best[search.best_index_])
+    rate = float(np.mean(hits))
+    print(f"\n{strategy}: near-best selection rate {rate:.2f}, reference {reference.round(3)}")
+    assert rate >= threshold
+
+
+# ---------------------------------------------------------------- behaviour
+def test_delegation_clone_and_n_jobs(data, test_data):
+    X, y = data
+    Xt, yt = test_data
+    search = PrivateGridSearchCV(rr(), GRID, epsilon=1.0, random_state=3)
+    clone(search)
+    one = clone(search).fit(X, y)
+    two = clone(search).set_params(n_jobs=2).fit(X, y)
+    assert one.best_params_ == two.best_params_
+    np.testing.assert_array_equal(one.predict(Xt), two.predict(Xt))
+    np.testing.assert_array_equal(one.predict(Xt), one.best_estimator_.predict(Xt))
+    assert one.predict_proba(Xt).shape == (Xt.shape[0], K)
+    assert one.score(Xt, yt) == one.best_estimator_.score(Xt, yt)
+    np.testing.assert_array_equal(one.classes_, np.arange(K))
+    assert one.cv_results_["param_estimator__n_neighbors"].tolist() == [1, 5, 25, 100]
+
+
+def test_seeded_search_is_reproducible(data):
+    X, y = data
+    runs = [
+        PrivateGridSearchCV(vector_approx(), GRID, epsilon=1.0, strategy="post_processing",
+                            random_state=7).fit(X, y).cv_results_["mean_test_score"]
+        for _ in range(2)
+    ]
+    np.testing.assert_array_equal(*runs)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"param_grid": []}, "empty"),
+        ({"param_grid": {"estimator__n_neighbors": []}}, "empty|non-empty"),
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"epsilon": math.inf}, "epsilon"),
+        ({"strategy": "bayesian"}, "strategy"),
+        ({"scoring": "f1"}, "scoring"),
+        ({"param_grid": {"epsilon": [1.0, 2.0]}}, "controls"),
+        ({"param_grid": {"estimator__no_such_parameter": [1]}}, "no_such_parameter"),
+        ({"param_grid": {"n_stages": [1, 2]}, "strategy": "post_processing"}, "mechanism"),
+        ({"param_grid": {"classes": [None, [0, 1, 2, 3]]}, "strategy": "post_processing"},
+         "mechanism"),
+        ({"estimator": rr(n_stages=2), "strategy": "post_processing"}, "n_stages=1"),
+        ({"estimator": ALIBIClassifier(classes=range(K)), "strategy": "post_processing"},
+         "supports"),
+        ({"estimator": KNeighborsClassifier()}, "epsilon"),
+    ],
+)
+def test_bad_inputs(data, params, match):
+    X, y = data
+    search = PrivateGridSearchCV(rr(), GRID, epsilon=1.0, random_state=0).set_params(**params)
+    with pytest.raises(ValueError, match=match):
+        search.fit(X[:500], y[:500])
+    assert not hasattr(search, "best_estimator_")
