@@ -1,10 +1,11 @@
-"""A ledger of privacy spends with an atomic check-and-spend."""
+"""A handle on a ledger of privacy spends, with an atomic check-and-spend."""
 
 import math
-import threading
 
 from ..exceptions import BudgetError
 from ._budget import PrivacyBudget, PrivacySpend, compose_sequential
+from ._ledger import _check_timeout, _MemoryLedger, _SQLiteLedger
+from ._zcdp import zcdp_to_approx_dp
 
 __all__ = ["BudgetAccountant"]
 
@@ -15,11 +16,19 @@ class BudgetAccountant:
     Estimators given an ``accountant`` charge it with their whole planned spend
     before they touch any label; if the spend does not fit,
     :class:`~sklearn_labeldp.exceptions.BudgetError` is raised and nothing is
-    recorded. Check and record happen under one lock,
-    so concurrent threads can never jointly overspend.
+    recorded. Check and record are one atomic step, so concurrent threads (and,
+    with a persistent ledger, concurrent processes) can never jointly overspend.
 
     Spends compose by basic sequential composition (epsilons and deltas add):
-    valid for any sequence of fits on the same labels, adaptive or not.
+    valid for any sequence of fits on the same labels, adaptive or not. The
+    ceiling is enforced on that sum. Parallel composition happens inside one
+    spend record (:class:`PrivacySpend`), never between recorded spends.
+
+    The accountant is a *handle* on a ledger, and every copy of the handle
+    records on the same ledger: ``sklearn.base.clone`` of an estimator holding
+    it (so ``GridSearchCV``, ``cross_val_score``, ``clone(pipeline)``),
+    ``copy.copy`` and ``copy.deepcopy`` return the accountant itself, and
+    ``pickle`` carries a reference to the ledger, not a copy of it.
 
     Parameters
     ----------
@@ -28,17 +37,57 @@ class BudgetAccountant:
     delta : float, default=0.0
         Ceiling on the total delta, in ``[0, 1]``: the default admits pure-DP
         spends only; ``BudgetAccountant(math.inf, 1.0)`` limits nothing.
+    path : str or path-like, default=None
+        ``None`` keeps the ledger in this process's memory. Otherwise the
+        ledger is the SQLite file at ``path`` (created if missing, in WAL
+        mode), shared by every accountant and every process that opens it: a
+        pickled accountant carries the path, and a worker process reopens the
+        file. An existing ledger file keeps the ceiling it was created with;
+        opening it with a different ``epsilon`` or ``delta`` raises
+        ``ValueError``.
+    timeout : float, default=30.0
+        Seconds an operation on a persistent ledger waits for another process
+        holding its lock (SQLite's busy timeout) before it fails.
 
     Attributes
     ----------
     spends : list of PrivacySpend
-        Every recorded spend, in order.
+        Every recorded spend, in order (a snapshot, read from the ledger).
+    path : str or None
+        Absolute path of the persistent ledger, or ``None``.
+
+    See Also
+    --------
+    PrivacySpend : The record a fit charges; its ``rho`` is used by :meth:`total_zcdp`.
 
     Notes
     -----
-    The ledger lives in this object's memory: a copy (``copy.deepcopy``,
-    ``pickle``, ``sklearn.base.clone`` of an estimator holding it, a worker
-    process) records on its own copy, not on this one.
+    **In-memory ledger** (``path=None``): shared by every copy of the
+    accountant *within the process that created it*, under a lock. It cannot be
+    reached from another process, so it refuses to be used there rather than
+    lose spends: an accountant pickled into a joblib worker (``n_jobs > 1``
+    with the default loky backend, which pickles estimators) or into a
+    ``multiprocessing`` child, a forked copy, or a pickle of it loaded in
+    another process, raises ``RuntimeError`` on any spend or report, telling
+    you to pass ``path``. Pickles stay loadable (a saved model can still
+    predict). ``n_jobs=1`` and the threading backend need no ``path``.
+
+    **Persistent ledger** (``path=...``): each spend is one row, inserted by a
+    ``BEGIN IMMEDIATE`` transaction that first reads every recorded spend and
+    checks the ceiling, so check-and-spend is atomic across processes. A
+    process killed before its transaction commits records nothing (SQLite
+    rolls it back and releases the lock); once committed, the spend survives
+    any crash (``synchronous=FULL``) and is recorded exactly once, since
+    nothing ever retries it. Records are stored with :mod:`pickle`: open only
+    ledger files you trust. The file must stay where it was created, on a
+    local file system (WAL mode needs shared memory); a ledger that has
+    disappeared raises ``RuntimeError`` rather than starting afresh.
+
+    Besides the enforced sum, :meth:`total_zcdp` reports the zCDP composition
+    of the spends (``rho`` adds; Gaussian mechanisms record their ``rho``, a
+    pure ``epsilon`` spend is ``epsilon^2 / 2``-zCDP) and
+    :meth:`total_zcdp_approx_dp` its (epsilon, delta) conversion, often
+    tighter than the sum for many small spends. They are reports only.
 
     Examples
     --------
@@ -51,12 +100,18 @@ class BudgetAccountant:
     Traceback (most recent call last):
     ...
     sklearn_labeldp.exceptions.BudgetError: spending (epsilon=1.0, delta=0.0) would exceed ...
+    >>> import copy
+    >>> copy.deepcopy(acc) is acc
+    True
     """
 
-    def __init__(self, epsilon=math.inf, delta=0.0):
+    def __init__(self, epsilon=math.inf, delta=0.0, *, path=None, timeout=30.0):
         self._ceiling = PrivacyBudget(epsilon, delta)
-        self.spends = []
-        self._lock = threading.Lock()
+        timeout = _check_timeout(timeout)
+        if path is None:
+            self._ledger = _MemoryLedger()
+        else:
+            self._ledger = _SQLiteLedger.open_or_create(path, self._ceiling, timeout)
 
     @property
     def epsilon(self):
@@ -68,17 +123,26 @@ class BudgetAccountant:
         """Ceiling on total delta."""
         return self._ceiling.delta
 
+    @property
+    def path(self):
+        """Absolute path of the persistent ledger, or ``None`` for an in-memory one."""
+        return getattr(self._ledger, "path", None)
+
+    @property
+    def spends(self):
+        """Every recorded spend, in order: a list of :class:`PrivacySpend` (a snapshot)."""
+        return self._ledger.records()
+
     def __repr__(self):
-        return f"BudgetAccountant(epsilon={self.epsilon!r}, delta={self.delta!r})"
+        path = "" if self.path is None else f", path={self.path!r}"
+        return f"BudgetAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}{path})"
 
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        del state["_lock"]
-        return state
+    def __copy__(self):
+        return self
 
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+    def __deepcopy__(self, memo):
+        # A copy would be a second ledger that silently forgets spends: share instead.
+        return self
 
     def total(self):
         """Everything spent so far, composed sequentially.
@@ -87,8 +151,7 @@ class BudgetAccountant:
         -------
         PrivacyBudget
         """
-        with self._lock:
-            return compose_sequential(s.budget for s in self.spends)
+        return compose_sequential(PrivacyBudget(e, d) for e, d, _ in self._ledger.rows())
 
     def remaining(self):
         """What can still be spent.
@@ -102,6 +165,55 @@ class BudgetAccountant:
             max(0.0, self.epsilon - spent.epsilon), max(0.0, self.delta - spent.delta)
         )
 
+    def total_zcdp(self):
+        """The zCDP composition of every recorded spend: the sum of their ``rho``.
+
+        Each spend's ``rho`` is :attr:`PrivacySpend.rho`: recorded by Gaussian
+        mechanisms, ``epsilon^2 / 2`` for pure-DP spends, none for other
+        approximate-DP spends.
+
+        Returns
+        -------
+        float or None
+            ``rho`` of the whole sequence (0 when nothing was spent), or
+            ``None`` when some spend has no zCDP guarantee.
+        """
+        rhos = [r for _, _, r in self._ledger.rows()]
+        if any(r is None for r in rhos):
+            return None
+        return math.fsum(rhos)
+
+    def total_zcdp_approx_dp(self, delta, *, method="cks"):
+        """The (epsilon, delta) guarantee of :meth:`total_zcdp`, at a chosen ``delta``.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta in (0, 1).
+        method : {"cks", "classic"}, default="cks"
+            Conversion, as in :func:`zcdp_to_approx_dp`.
+
+        Returns
+        -------
+        PrivacyBudget or None
+            ``None`` when some spend has no zCDP guarantee.
+
+        Examples
+        --------
+        >>> from sklearn_labeldp.accounting import BudgetAccountant
+        >>> acc = BudgetAccountant()
+        >>> for _ in range(100):
+        ...     acc.spend(0.1)
+        >>> acc.total().epsilon, round(acc.total_zcdp(), 12)
+        (10.0, 0.5)
+        >>> acc.total_zcdp_approx_dp(1e-6).epsilon < 10.0
+        True
+        """
+        rho = self.total_zcdp()
+        if rho is None:
+            return None
+        return PrivacyBudget(zcdp_to_approx_dp(rho, delta, method=method), delta)
+
     def check(self, epsilon, delta=0.0):
         """Raise :class:`~sklearn_labeldp.exceptions.BudgetError` if a spend would not fit.
 
@@ -113,8 +225,9 @@ class BudgetAccountant:
         delta : float, default=0.0
         """
         spend = self._as_spend(epsilon, delta)
-        with self._lock:
-            self._check_locked(spend.budget)
+        self._checker(spend.budget)(
+            [PrivacyBudget(e, d) for e, d, _ in self._ledger.rows()]
+        )
 
     def spend(self, epsilon, delta=0.0):
         """Record a spend if it fits the ceiling, atomically; else raise BudgetError.
@@ -126,9 +239,7 @@ class BudgetAccountant:
         delta : float, default=0.0
         """
         spend = self._as_spend(epsilon, delta)
-        with self._lock:
-            self._check_locked(spend.budget)
-            self.spends.append(spend)
+        self._ledger.append_if(spend, self._checker(spend.budget))
 
     @staticmethod
     def _as_spend(epsilon, delta):
@@ -138,11 +249,15 @@ class BudgetAccountant:
             return epsilon
         return PrivacySpend.leaf("user", epsilon, delta)
 
-    def _check_locked(self, budget):
-        spent = compose_sequential(s.budget for s in self.spends)
-        if not self._ceiling.covers(spent + budget):
-            raise BudgetError(
-                f"spending (epsilon={budget.epsilon}, delta={budget.delta}) would exceed "
-                f"the accountant's budget (epsilon={self.epsilon}, delta={self.delta}); "
-                f"already spent (epsilon={spent.epsilon}, delta={spent.delta})."
-            )
+    def _checker(self, budget):
+        def check(recorded):
+            spent = compose_sequential(recorded)
+            if not self._ceiling.covers(spent + budget):
+                raise BudgetError(
+                    f"spending (epsilon={budget.epsilon}, delta={budget.delta}) would exceed "
+                    f"the accountant's budget (epsilon={self.epsilon}, delta={self.delta}); "
+                    f"already spent (epsilon={spent.epsilon}, delta={spent.delta})."
+                )
+
+        return check
+

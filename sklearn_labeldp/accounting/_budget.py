@@ -146,6 +146,8 @@ class PrivacySpend:
         if self.composition == "leaf":
             if self.parts:
                 raise ValueError("a leaf PrivacySpend has no parts.")
+            if "rho" in self.params:
+                _check_budget_value(self.params["rho"], "params['rho']")
             return
         if self.composition not in _COMPOSERS:
             raise ValueError(
@@ -167,6 +169,40 @@ class PrivacySpend:
     @property
     def delta(self):
         return self.budget.delta
+
+    @property
+    def rho(self):
+        """The zCDP parameter this record guarantees, or ``None`` if it guarantees none.
+
+        A leaf with ``params["rho"]`` (a Gaussian mechanism) is ``rho``-zCDP; a
+        pure ``epsilon``-DP leaf (``delta = 0``) is ``epsilon^2 / 2``-zCDP (Bun
+        and Steinke 2016, Prop. 1.4); the smaller applies when both do. Any
+        other approximate-DP leaf has no zCDP guarantee. Sequential nodes add
+        their parts' rho, parallel nodes take the maximum.
+
+        Examples
+        --------
+        >>> from sklearn_labeldp.accounting import PrivacySpend
+        >>> PrivacySpend.leaf("RR", 1.0).rho
+        0.5
+        >>> PrivacySpend.leaf("Gaussian", 3.0, 1e-6, rho=0.2).rho
+        0.2
+        >>> PrivacySpend.leaf("other", 1.0, 1e-6).rho is None
+        True
+        """
+        if self.composition == "leaf":
+            bounds = []
+            if "rho" in self.params:
+                bounds.append(float(self.params["rho"]))
+            if self.budget.delta == 0:
+                bounds.append(self.budget.epsilon**2 / 2.0)
+            return min(bounds) if bounds else None
+        rhos = [p.rho for p in self.parts]
+        if any(r is None for r in rhos):
+            return None
+        if self.composition == "sequential":
+            return math.fsum(rhos)
+        return max(rhos, default=0.0)
 
     @classmethod
     def leaf(cls, mechanism, epsilon, delta=0.0, **params):

@@ -231,23 +231,79 @@ def test_check_and_spend_is_atomic_under_threads(monkeypatch):
     assert acc.total() == PrivacyBudget(1.0)
 
 
-def test_pickle_round_trip_keeps_spends_and_a_working_lock():
+def test_copies_and_pickles_share_the_ledger_in_process():
     acc = BudgetAccountant(epsilon=2.0, delta=1e-5)
     acc.spend(PrivacySpend.leaf("RR", 0.5, stage=0))
     acc.spend(0.25, 1e-6)
-    clone = pickle.loads(pickle.dumps(acc))
-    assert repr(clone) == repr(acc)
-    assert clone.spends == acc.spends
-    assert clone.total() == acc.total() == PrivacyBudget(0.75, 1e-6)
-    assert clone._lock is not acc._lock
-    # The copy works and records on its own ledger.
-    clone.spend(1.0)
-    assert clone.total().epsilon == 1.75 and acc.total().epsilon == 0.75
+    assert copy.copy(acc) is acc and copy.deepcopy(acc) is acc
+    assert copy.deepcopy({"a": [acc]})["a"][0] is acc
+    other = pickle.loads(pickle.dumps(acc))
+    assert repr(other) == repr(acc) and other.path is None
+    assert other.spends == acc.spends
+    assert other.total() == acc.total() == PrivacyBudget(0.75, 1e-6)
+    # The unpickled handle records on the same ledger, under the same lock.
+    other.spend(1.0)
+    assert acc.total().epsilon == 1.75 and len(acc.spends) == 3
     with pytest.raises(BudgetError):
-        clone.spend(0.5)
-    deep = copy.deepcopy(acc)
-    deep.spend(1.25)
-    assert deep.remaining().epsilon == 0.0 and len(acc.spends) == 2
+        acc.spend(0.5)
+    with pytest.raises(BudgetError):
+        other.spend(0.5)
+    acc.spend(0.25)
+    assert other.remaining().epsilon == 0.0
+
+
+def test_pickle_of_a_discarded_in_memory_ledger_refuses():
+    acc = BudgetAccountant(epsilon=2.0)
+    acc.spend(1.0)
+    data = pickle.dumps(acc)
+    del acc
+    import gc
+
+    gc.collect()
+    orphan = pickle.loads(data)
+    assert repr(orphan) == "BudgetAccountant(epsilon=2.0, delta=0.0)"
+    for call in (orphan.total, orphan.remaining, lambda: orphan.spends, lambda: orphan.spend(0.1)):
+        with pytest.raises(RuntimeError, match="path="):
+            call()
+
+
+def test_total_zcdp():
+    acc = BudgetAccountant(math.inf, 1.0)
+    assert acc.total_zcdp() == 0.0
+    assert acc.total_zcdp_approx_dp(1e-6) == PrivacyBudget(0.0, 1e-6)
+    acc.spend(1.0)  # pure: rho = 1/2
+    acc.spend(PrivacySpend.leaf("Gaussian", 4.0, 1e-6, rho=0.25))
+    stages = [PrivacySpend.leaf("RR", 2.0), PrivacySpend.leaf("RR", 1.0)]
+    acc.spend(PrivacySpend.compose("LP-MST", stages, "parallel"))  # max: rho = 2
+    assert acc.total() == PrivacyBudget(7.0, 1e-6)
+    assert acc.total_zcdp() == pytest.approx(2.75, rel=1e-15)
+    converted = acc.total_zcdp_approx_dp(1e-6, method="classic")
+    assert converted.delta == 1e-6
+    assert converted.epsilon == pytest.approx(2.75 + 2 * math.sqrt(2.75 * math.log(1e6)))
+    assert acc.total_zcdp_approx_dp(1e-6).epsilon <= converted.epsilon
+    # An approximate-DP spend without rho has no zCDP guarantee.
+    acc.spend(0.1, 1e-7)
+    assert acc.total_zcdp() is None and acc.total_zcdp_approx_dp(1e-6) is None
+    assert acc.total() == PrivacyBudget(7.1, 1e-6 + 1e-7)
+
+
+def test_spend_rho_of_records():
+    assert PrivacySpend.leaf("RR", 2.0).rho == 2.0
+    assert PrivacySpend.leaf("RR", 2.0, rho=1.5).rho == 1.5
+    assert PrivacySpend.leaf("G", 2.0, 1e-5, rho=0.3).rho == 0.3
+    assert PrivacySpend.leaf("X", 2.0, 1e-5).rho is None
+    seq = PrivacySpend.compose("s", [PrivacySpend.leaf("a", 1.0), PrivacySpend.leaf("b", 2.0)],
+                               "sequential")
+    assert seq.rho == 2.5
+    par = PrivacySpend.compose("p", [seq, PrivacySpend.leaf("G", 1.0, 1e-6, rho=3.0)],
+                               "parallel")
+    assert par.rho == 3.0
+    no_rho = PrivacySpend.leaf("X", 1.0, 1e-6)
+    assert PrivacySpend.compose("p", [seq, no_rho], "parallel").rho is None
+    with pytest.raises(ValueError, match="rho"):
+        PrivacySpend.leaf("G", 1.0, 1e-6, rho=-1.0)
+    with pytest.raises(TypeError, match="rho"):
+        PrivacySpend.leaf("G", 1.0, 1e-6, rho="0.1")
 
 
 def test_delta_beside_a_record_is_refused():
