@@ -40,7 +40,7 @@ from .exceptions import PrivacyLeakWarning
 from .priors import model_prior
 from .utils import check_generator, spawn_seeds
 
-__all__ = ["BaseLabelDPClassifier", "CodeClassifierPredictMixin"]
+__all__ = ["BaseLabelDPClassifier", "BaseLabelDPMetaClassifier", "CodeClassifierPredictMixin"]
 
 
 def _estimator_has(attr):
@@ -77,32 +77,22 @@ def seed_estimator(estimator, rng):
     return estimator
 
 
-class BaseLabelDPClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator, metaclass=ABCMeta):
+class BaseLabelDPClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Base class for classifiers whose fit is label-DP.
 
-    Subclasses implement :meth:`_default_estimator`, :meth:`_plan_fit` (checks
-    that depend on the data and the privacy spend, computed from public
-    information only) and :meth:`_fit_private` (the one method that receives
-    the labels, wrapped in :class:`PrivateLabels`). The base estimator is
-    trained on integer codes ``0..K-1``; predictions map back through
-    ``classes_``.
+    The fit is a template: validate ``X`` and ``y``, settle the label set,
+    let the subclass plan the fit from public information (:meth:`_plan_fit`,
+    which also returns the whole privacy spend), charge the accountant, and
+    only then hand the labels, wrapped in :class:`PrivateLabels`, to
+    :meth:`_fit_private`. A fit that fails leaves no fitted attribute behind.
     """
 
-    # sample_weight is only forwarded to the base estimator, never consumed here:
-    # routing it must not require a request on the meta-estimator itself.
-    __metadata_request__fit = {"sample_weight": UNUSED}
-
     _parameter_constraints: dict = {
-        "estimator": [HasMethods(["fit", "predict"]), None],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "classes": ["array-like", None],
         "random_state": ["random_state", np.random.Generator],
         "accountant": [BudgetAccountant, None],
     }
-
-    @abstractmethod
-    def _default_estimator(self):
-        """The base estimator used when ``estimator=None``."""
 
     @abstractmethod
     def _plan_fit(self, X, classes, rng):
@@ -122,15 +112,137 @@ class BaseLabelDPClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator, 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         """Fit from the labels, read only through ``labels.release``.
 
-        ``mechanism_rng`` feeds the mechanisms only; ``estimator_rng`` seeds the
-        base estimators, so seeds visible on fitted models say nothing about the
-        mechanism's coins.
+        ``mechanism_rng`` feeds the mechanisms only; ``estimator_rng`` seeds
+        anything fitted afterwards, so seeds visible on fitted models say
+        nothing about the mechanism's coins.
 
         Returns
         -------
         dict
-            Fitted attributes (including ``estimator_``) to set on ``self``.
+            Fitted attributes to set on ``self``.
         """
+
+    def _validate_X(self, X, *, reset, y="no_validation"):
+        tags = self.__sklearn_tags__()
+        kwargs = dict(
+            accept_sparse=["csr", "csc"] if tags.input_tags.sparse else False,
+            ensure_all_finite=not tags.input_tags.allow_nan,
+            reset=reset,
+        )
+        return validate_data(self, X, y, **kwargs)
+
+    def _encode_labels(self, y):
+        """The sorted label set and the codes of ``y`` in it."""
+        if self.classes is None:
+            warnings.warn(
+                f"{type(self).__name__}: `classes` is None, so the label set is inferred "
+                "from y, which reveals which labels occur in the private data. Pass "
+                "`classes` explicitly to avoid this leak.",
+                PrivacyLeakWarning,
+                stacklevel=6,  # the caller of fit
+
+            )
+            classes = np.unique(y)
+        else:
+            classes = np.asarray(self.classes)
+            if classes.ndim != 1:
+                raise ValueError(f"classes must be 1-d; got shape {classes.shape}.")
+            if np.unique(classes).size != classes.size:
+                raise ValueError("classes must not contain duplicates.")
+            classes = np.sort(classes)
+        if classes.size < 2:
+            raise ValueError(
+                f"Classification needs at least 2 classes; got {classes.size} class "
+                f"({classes.tolist()}). Pass all possible labels through `classes`."
+            )
+        try:
+            codes = np.searchsorted(classes, y)
+        except TypeError as exc:
+            raise ValueError(
+                f"the labels in y are not comparable with classes={classes.tolist()}."
+            ) from exc
+        codes = np.clip(codes, 0, classes.size - 1)
+        unknown = classes[codes] != y
+        if unknown.any():
+            raise ValueError(f"y holds labels that are not in `classes` ({classes.tolist()}).")
+        return classes, codes
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit from privatised labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Public features.
+        y : array-like of shape (n_samples,)
+            Private labels; read only by the DP mechanism.
+
+        Returns
+        -------
+        self : object
+        """
+        return self._fit_or_discard(X, y, lambda X: {})
+
+    def _fit_or_discard(self, X, y, route_fit_params):
+        try:
+            self._fit(X, y, route_fit_params)
+        except BaseException:
+            self._discard_fitted_state()
+            raise
+        return self
+
+    def _fit(self, X, y, route_fit_params):
+        X, y = self._validate_X(X, y=y, reset=True)
+        if self.classes is None:  # given classes are checked by membership instead
+            check_classification_targets(y)
+        classes, codes = self._encode_labels(y)
+        fit_params = route_fit_params(X)
+        plan_rng, mechanism_rng, estimator_rng = check_generator(self.random_state).spawn(3)
+        spend, plan = self._plan_fit(X, classes, plan_rng)
+        if self.accountant is not None:
+            self.accountant.spend(spend)  # BudgetError here: no label used yet
+        fitted = self._fit_private(
+            X,
+            PrivateLabels(codes, classes.size, spend.epsilon),
+            plan,
+            fit_params,
+            mechanism_rng,
+            estimator_rng,
+        )
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self.classes_ = classes
+        self.privacy_spend_ = spend
+        self.epsilon_ = spend.epsilon
+        self.delta_ = spend.delta
+
+    def _discard_fitted_state(self):
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            delattr(self, name)
+
+
+class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
+    """Base class for label-DP meta-estimators that wrap any scikit-learn estimator.
+
+    Subclasses implement :meth:`_default_estimator` besides the fit hooks of
+    :class:`BaseLabelDPClassifier`. The base estimator is cloned and seeded
+    for every model fitted; its tags decide which inputs are accepted, and
+    ``sample_weight`` and other ``fit`` metadata are routed to it.
+    """
+
+    # sample_weight is only forwarded to the base estimator, never consumed here:
+    # routing it must not require a request on the meta-estimator itself.
+    __metadata_request__fit = {"sample_weight": UNUSED}
+
+    _parameter_constraints: dict = {
+        **BaseLabelDPClassifier._parameter_constraints,
+        "estimator": [HasMethods(["fit", "predict"]), None],
+    }
+
+    @abstractmethod
+    def _default_estimator(self):
+        """The base estimator used when ``estimator=None``."""
 
     def _get_estimator(self):
         return self._default_estimator() if self.estimator is None else self.estimator
@@ -161,51 +273,6 @@ class BaseLabelDPClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator, 
                 method_mapping=MethodMapping().add(caller="fit", callee="fit"),
             )
         )
-
-    def _validate_X(self, X, *, reset, y="no_validation"):
-        tags = self.__sklearn_tags__()
-        kwargs = dict(
-            accept_sparse=["csr", "csc"] if tags.input_tags.sparse else False,
-            ensure_all_finite=not tags.input_tags.allow_nan,
-            reset=reset,
-        )
-        return validate_data(self, X, y, **kwargs)
-
-    def _encode_labels(self, y):
-        """The sorted label set and the codes of ``y`` in it."""
-        if self.classes is None:
-            warnings.warn(
-                f"{type(self).__name__}: `classes` is None, so the label set is inferred "
-                "from y, which reveals which labels occur in the private data. Pass "
-                "`classes` explicitly to avoid this leak.",
-                PrivacyLeakWarning,
-                stacklevel=5,  # the caller of fit
-
-            )
-            classes = np.unique(y)
-        else:
-            classes = np.asarray(self.classes)
-            if classes.ndim != 1:
-                raise ValueError(f"classes must be 1-d; got shape {classes.shape}.")
-            if np.unique(classes).size != classes.size:
-                raise ValueError("classes must not contain duplicates.")
-            classes = np.sort(classes)
-        if classes.size < 2:
-            raise ValueError(
-                f"Classification needs at least 2 classes; got {classes.size} class "
-                f"({classes.tolist()}). Pass all possible labels through `classes`."
-            )
-        try:
-            codes = np.searchsorted(classes, y)
-        except TypeError as exc:
-            raise ValueError(
-                f"the labels in y are not comparable with classes={classes.tolist()}."
-            ) from exc
-        codes = np.clip(codes, 0, classes.size - 1)
-        unknown = classes[codes] != y
-        if unknown.any():
-            raise ValueError(f"y holds labels that are not in `classes` ({classes.tolist()}).")
-        return classes, codes
 
     def _route_fit_params(self, X, sample_weight, fit_params):
         if _routing_enabled():
@@ -245,41 +312,9 @@ class BaseLabelDPClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator, 
         -------
         self : object
         """
-        try:
-            self._fit(X, y, sample_weight, fit_params)
-        except BaseException:
-            self._discard_fitted_state()
-            raise
-        return self
-
-    def _fit(self, X, y, sample_weight, fit_params):
-        X, y = self._validate_X(X, y=y, reset=True)
-        if self.classes is None:  # given classes are checked by membership instead
-            check_classification_targets(y)
-        classes, codes = self._encode_labels(y)
-        fit_params = self._route_fit_params(X, sample_weight, fit_params)
-        plan_rng, mechanism_rng, estimator_rng = check_generator(self.random_state).spawn(3)
-        spend, plan = self._plan_fit(X, classes, plan_rng)
-        if self.accountant is not None:
-            self.accountant.spend(spend)  # BudgetError here: no label used yet
-        fitted = self._fit_private(
-            X,
-            PrivateLabels(codes, classes.size, spend.epsilon),
-            plan,
-            fit_params,
-            mechanism_rng,
-            estimator_rng,
+        return self._fit_or_discard(
+            X, y, lambda X: self._route_fit_params(X, sample_weight, fit_params)
         )
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.classes_ = classes
-        self.privacy_spend_ = spend
-        self.epsilon_ = spend.epsilon
-        self.delta_ = spend.delta
-
-    def _discard_fitted_state(self):
-        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
-            delattr(self, name)
 
 
 class CodeClassifierPredictMixin:

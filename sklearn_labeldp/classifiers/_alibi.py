@@ -8,7 +8,7 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import BaseLabelDPClassifier
+from .._base import BaseLabelDPMetaClassifier
 from .._target_adapters import check_target_capability, fit_soft_targets, predict_soft_targets
 from ..accounting import PrivacySpend, gaussian_rho, gaussian_sigma_for_approx_dp
 from ..mechanisms import (
@@ -22,7 +22,7 @@ from ..mechanisms import (
 __all__ = ["ALIBIClassifier"]
 
 
-class ALIBIClassifier(BaseLabelDPClassifier):
+class ALIBIClassifier(BaseLabelDPMetaClassifier):
     """Label-DP classifier trained on denoised soft labels (ALIBI, Soft-RR).
 
     Noise is added once to each one-hot label: Laplace with scale ``2 / eps``
@@ -93,7 +93,7 @@ class ALIBIClassifier(BaseLabelDPClassifier):
     """
 
     _parameter_constraints: dict = {
-        **BaseLabelDPClassifier._parameter_constraints,
+        **BaseLabelDPMetaClassifier._parameter_constraints,
         "noise": [StrOptions({"laplace", "gaussian"})],
         "delta": [Interval(Real, 0, 1, closed="neither"), None],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],

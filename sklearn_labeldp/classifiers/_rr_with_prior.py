@@ -9,7 +9,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from .._base import BaseLabelDPClassifier, CodeClassifierPredictMixin, subset_fit_params
+from .._base import BaseLabelDPMetaClassifier, CodeClassifierPredictMixin, subset_fit_params
 from ..accounting import PrivacyBudget, PrivacySpend
 from ..mechanisms import histogram_prior, noisy_label_histogram, rr_with_prior, top_k_mask
 from ..mechanisms._validation import check_prior
@@ -19,7 +19,7 @@ from ..utils import spawn_seeds
 __all__ = ["RRWithPriorClassifier"]
 
 
-class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
+class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     """Label-DP classifier trained on RRWithPrior labels in stages (LP-MST).
 
     The data is split at random, independently of the labels, into
@@ -175,7 +175,7 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPClassifier):
     """
 
     _parameter_constraints: dict = {
-        **BaseLabelDPClassifier._parameter_constraints,
+        **BaseLabelDPMetaClassifier._parameter_constraints,
         "n_stages": [Interval(Integral, 1, None, closed="left")],
         "stage_fractions": ["array-like", None],
         "temperature": [Interval(Real, 0, None, closed="neither")],

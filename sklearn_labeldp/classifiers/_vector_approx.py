@@ -4,7 +4,7 @@ import numpy as np
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import BaseLabelDPClassifier
+from .._base import BaseLabelDPMetaClassifier
 from .._target_adapters import check_target_capability, fit_bit_targets, predict_bit_scores
 from ..accounting import PrivacySpend
 from ..mechanisms import debias_rappor, rappor
@@ -12,7 +12,7 @@ from ..mechanisms import debias_rappor, rappor
 __all__ = ["VectorApproxClassifier"]
 
 
-class VectorApproxClassifier(BaseLabelDPClassifier):
+class VectorApproxClassifier(BaseLabelDPMetaClassifier):
     """Label-DP classifier trained on RAPPOR-randomized label vectors.
 
     Each label ``y`` becomes a vector ``Z`` in ``{0, 1}^K`` whose coordinates are
