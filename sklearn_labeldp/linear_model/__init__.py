@@ -1,0 +1,1 @@
+"""Private linear models: DP least squares and private ERM (label DP or full DP)."""

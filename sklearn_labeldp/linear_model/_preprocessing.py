@@ -1,0 +1,48 @@
+"""Row clipping shared by the private linear models.
+
+The sensitivity analyses of the linear models assume every feature row has
+L2 norm at most a public bound. Rows above it are scaled down to the bound;
+rows inside it are left alone. Nothing is rescaled by an amount computed
+from the data, which would leak.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["clip_rows"]
+
+
+def clip_rows(X, max_norm):
+    """Scale every row of ``X`` whose L2 norm exceeds ``max_norm`` down to it.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+    max_norm : float
+        Public bound, > 0.
+
+    Returns
+    -------
+    {ndarray, sparse matrix} of shape (n_samples, n_features)
+        A new array (float64); rows with norm <= ``max_norm`` are unchanged.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_labeldp.linear_model._preprocessing import clip_rows
+    >>> clip_rows(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
+    array([[0.6, 0.8],
+           [0.3, 0.4]])
+    """
+    if not (np.isfinite(max_norm) and max_norm > 0):
+        raise ValueError(f"the clipping norm must be a finite number > 0; got {max_norm!r}.")
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        scale = np.minimum(1.0, max_norm / np.maximum(norms, np.finfo(np.float64).tiny))
+        return sp.diags(scale) @ X
+    X = np.array(X, dtype=np.float64, copy=True)
+    norms = np.linalg.norm(X, axis=1)
+    scale = np.minimum(1.0, max_norm / np.maximum(norms, np.finfo(np.float64).tiny))
+    X *= scale[:, None]
+    return X
