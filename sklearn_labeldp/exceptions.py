@@ -1,6 +1,6 @@
 """Warnings and errors specific to label differential privacy."""
 
-__all__ = ["BudgetError", "PrivacyLeakWarning"]
+__all__ = ["BudgetError", "ConvergenceError", "PrivacyLeakWarning"]
 
 
 class BudgetError(ValueError):
@@ -15,4 +15,12 @@ class PrivacyLeakWarning(UserWarning):
 
     For example, inferring the label set from ``y`` discloses which labels
     occur; pass ``classes`` explicitly to avoid it.
+    """
+
+
+class ConvergenceError(ValueError):
+    """The optimiser did not reach the gradient-norm tolerance within ``max_iter``.
+
+    Objective and output perturbation are private only for the exact
+    minimiser; an inexact one voids the guarantee, so the fit is refused.
     """

@@ -1,1 +1,6 @@
 """Private linear models: DP least squares and private ERM (label DP or full DP)."""
+
+from ._erm import DPLinearSVC, DPLogisticRegression
+from ._least_squares import DPLeastSquaresClassifier
+
+__all__ = ["DPLeastSquaresClassifier", "DPLinearSVC", "DPLogisticRegression"]

@@ -39,10 +39,15 @@ def clip_rows(X, max_norm):
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)
         norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-        scale = np.minimum(1.0, max_norm / np.maximum(norms, np.finfo(np.float64).tiny))
-        return sp.diags(scale) @ X
+        return sp.diags(_scale(norms, max_norm)) @ X
     X = np.array(X, dtype=np.float64, copy=True)
-    norms = np.linalg.norm(X, axis=1)
-    scale = np.minimum(1.0, max_norm / np.maximum(norms, np.finfo(np.float64).tiny))
-    X *= scale[:, None]
+    X *= _scale(np.sqrt(np.einsum("ij,ij->i", X, X)), max_norm)[:, None]
     return X
+
+
+def _scale(norms, max_norm):
+    """1 for rows within the bound, ``max_norm / norm`` for the others."""
+    scale = np.ones_like(norms)
+    over = norms > max_norm
+    scale[over] = max_norm / norms[over]
+    return scale

@@ -1,0 +1,714 @@
+"""Private ERM for linear classifiers: DPLogisticRegression and DPLinearSVC.
+
+Objective and output perturbation (Chaudhuri, Monteleoni and Sarwate 2011;
+ALGORITHMS 2.4) for any loss with ``|l'| <= 1`` and ``|l''| <= c``, and, for
+the logistic loss, DP-Newton and DP-FC (seed 003; ALGORITHMS 2.3).
+
+The whole private training of every binary problem is one function of the
+label codes (:func:`perturbed_erm` or
+:func:`~sklearn_labeldp.linear_model._newton.noisy_second_order_logistic`),
+which the estimators call only through ``PrivateLabels.release``.
+
+Feature map (public, label-independent). With ``R = data_norm``, each row
+``x`` is first clipped to norm ``R`` (rows inside the ball are unchanged, rows
+outside are scaled down to it: nothing is rescaled by an amount computed from
+the data), then mapped to
+
+- ``z = x / R`` without intercept, and
+- ``z = [x / R, 1] / sqrt(2)`` with ``fit_intercept=True``: the intercept is
+  an extra constant feature and the whole vector stays inside the unit ball.
+
+A model ``f`` on ``z`` is reported in the raw feature space as
+``coef_ = f[:p] / (R sqrt(2))`` and ``intercept_ = f[p] / sqrt(2)`` (without
+the ``sqrt(2)`` when there is no intercept), so that ``decision_function(X) =
+X @ coef_.T + intercept_`` as in scikit-learn. Predictions do not clip: a row
+with norm above ``R`` is scored with the same coefficients. The intercept is
+regularised like every other coordinate of ``f``.
+"""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import minimize
+from scipy.special import expit, log_expit
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
+
+from .._base import BaseLabelDPClassifier
+from ..accounting import PrivacySpend, approx_dp_to_zcdp
+from ..exceptions import ConvergenceError
+from ._newton import newton_fc_noise_multiplier, noisy_second_order_logistic, second_order_plan
+from ._preprocessing import clip_rows
+
+__all__ = [
+    "DPLinearSVC",
+    "DPLogisticRegression",
+    "HuberHingeLoss",
+    "LogisticLoss",
+    "objective_perturbation_params",
+    "output_perturbation_beta",
+    "perturbed_erm",
+    "sample_l2_gamma_noise",
+]
+
+
+
+# ---------------------------------------------------------------------------
+# Losses of the margin m = y f.x, y in {-1, +1}: |l'| <= 1 and 0 <= l'' <= c.
+# ---------------------------------------------------------------------------
+
+
+class LogisticLoss:
+    """``l(m) = log(1 + exp(-m))``; ``c = 1/4``."""
+
+    c = 0.25
+
+    def value(self, m):
+        return -log_expit(m)
+
+    def derivative(self, m):
+        return -expit(-m)
+
+    def second_derivative(self, m):
+        return expit(m) * expit(-m)
+
+
+class HuberHingeLoss:
+    """Huber hinge of width ``h`` (Chaudhuri et al. 2011, eq. 7); ``c = 1 / (2h)``.
+
+    ``0`` for ``m > 1 + h``, ``(1 + h - m)^2 / (4h)`` for ``|1 - m| <= h`` and
+    ``1 - m`` for ``m < 1 - h``.
+    """
+
+    def __init__(self, width):
+        self.width = float(width)
+        self.c = 1.0 / (2.0 * self.width)
+
+    def value(self, m):
+        h = self.width
+        return np.where(m > 1 + h, 0.0, np.where(m < 1 - h, 1.0 - m, (1 + h - m) ** 2 / (4 * h)))
+
+    def derivative(self, m):
+        h = self.width
+        return -np.clip((1 + h - m) / (2 * h), 0.0, 1.0)
+
+    def second_derivative(self, m):
+        return np.where(np.abs(1.0 - m) <= self.width, self.c, 0.0)
+
+
+# ---------------------------------------------------------------------------
+# The mechanisms' parameters and noise.
+# ---------------------------------------------------------------------------
+
+
+def sample_l2_gamma_noise(dim, scale, random_state):
+    """A vector with density proportional to ``exp(-||b|| / scale)`` in ``R^dim``.
+
+    Its norm is ``Gamma(shape=dim, scale=scale)`` and its direction uniform on
+    the sphere (a normalised standard Gaussian vector).
+
+    Parameters
+    ----------
+    dim : int
+    scale : float
+    random_state : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (dim,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_labeldp.linear_model._erm import sample_l2_gamma_noise
+    >>> sample_l2_gamma_noise(3, 0.5, np.random.default_rng(0)).shape
+    (3,)
+    """
+    direction = random_state.standard_normal(dim)
+    direction /= np.linalg.norm(direction)
+    return random_state.gamma(dim, scale) * direction
+
+
+def output_perturbation_beta(epsilon, n_samples, reg):
+    """``beta = n Lambda eps / 2``: the noise density is ``exp(-beta ||b||)``.
+
+    The minimiser of ``J`` has L2 sensitivity ``2 / (n Lambda)`` when one
+    example changes and ``|l'| <= 1``, ``||x|| <= 1``.
+    """
+    return n_samples * reg * epsilon / 2.0
+
+
+def objective_perturbation_params(epsilon, n_samples, reg, c):
+    """``(eps', Delta)`` of objective perturbation (Chaudhuri et al. 2011, Alg. 2).
+
+    ``eps' = eps - log(1 + 2c/(n Lambda) + c^2/(n^2 Lambda^2))``; when
+    ``eps' > 0``, ``Delta = 0``; otherwise ``Delta = c / (n (e^(eps/4) - 1)) -
+    Lambda`` and ``eps' = eps / 2``. The noise ``b`` has density proportional
+    to ``exp(-(eps'/2) ||b||)``.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.linear_model._erm import objective_perturbation_params
+    >>> objective_perturbation_params(1.0, 100, 0.01, 0.25)  # eps' = 1 - 2 log(1.25)
+    (0.5537..., 0.0)
+    """
+    ratio = c / (n_samples * reg)
+    eps_prime = epsilon - math.log1p(2.0 * ratio + ratio * ratio)
+    if eps_prime > 0:
+        return eps_prime, 0.0
+    delta_reg = c / (n_samples * math.expm1(epsilon / 4.0)) - reg
+    return epsilon / 2.0, delta_reg
+
+
+# ---------------------------------------------------------------------------
+# The exact minimiser and the private training function.
+# ---------------------------------------------------------------------------
+
+
+def _minimise(loss, Z, signs, reg, linear, tol, max_iter):
+    """Minimise ``mean(l(signs * Z f)) + reg/2 ||f||^2 + linear.f`` to ``||grad|| <= tol``."""
+    n, d = Z.shape
+
+    def fun(f):
+        margins = signs * np.asarray(Z @ f)
+        value = loss.value(margins).mean() + 0.5 * reg * f @ f + linear @ f
+        grad = np.asarray(safe_sparse_dot(Z.T, signs * loss.derivative(margins))) / n
+        return value, grad + reg * f + linear
+
+    # L-BFGS-B's internal BLAS calls are on tiny arrays, where thread start-up costs
+    # milliseconds per iteration; the matrix-vector products are memory-bound anyway.
+    with threadpool_limits(limits=1, user_api="blas"):
+        result = minimize(
+            fun,
+            np.zeros(d),
+            jac=True,
+            method="L-BFGS-B",
+            # The test is ||grad||_2 <= tol; L-BFGS-B's is on the max-norm.
+            options={"maxiter": max_iter, "gtol": tol / math.sqrt(d), "ftol": 0.0, "maxcor": 20},
+        )
+    grad_norm = float(np.linalg.norm(fun(result.x)[1]))
+    if not grad_norm <= tol:
+        raise ConvergenceError(
+            f"the minimiser was not found to the gradient-norm tolerance tol={tol:g} within "
+            f"max_iter={max_iter} iterations (final ||grad|| = {grad_norm:.3g}; optimiser: "
+            f"{result.message}). The privacy guarantee of objective and output "
+            "perturbation holds only for the exact minimiser, so no model is returned: "
+            "increase max_iter (or C smaller / tol larger)."
+        )
+    return result.x, int(result.nit)
+
+
+def perturbed_erm(
+    codes, *, Z, n_classes, loss, solver, epsilon_problem, reg, tol, max_iter, random_state
+):
+    """One-vs-rest private ERM: objective or output perturbation of each binary problem.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples,)
+        Private label codes; only :meth:`PrivateLabels.release` passes them.
+    Z : {ndarray, sparse matrix} of shape (n_samples, d)
+        Public features, rows of norm <= 1.
+    n_classes : int
+        One binary problem (``codes == 1`` positive) when 2, else one per class.
+    loss : LogisticLoss or HuberHingeLoss
+    solver : {"objective", "output"}
+    epsilon_problem : float
+        Epsilon of each binary problem.
+    reg : float
+        ``Lambda``.
+    tol, max_iter
+        Of the minimiser; :class:`ConvergenceError` when not met.
+    random_state : numpy.random.Generator
+
+    Returns
+    -------
+    coef : ndarray of shape (n_problems, d)
+    n_iter : int
+        The largest number of optimiser iterations over the problems.
+    """
+    n, d = Z.shape
+    positives = [1] if n_classes == 2 else range(n_classes)
+    coef, n_iter = np.zeros((len(positives), d)), 0
+    for row, positive in enumerate(positives):
+        signs = np.where(codes == positive, 1.0, -1.0)
+        if solver == "objective":
+            eps_prime, extra = objective_perturbation_params(epsilon_problem, n, reg, loss.c)
+            b = sample_l2_gamma_noise(d, 2.0 / eps_prime, random_state)
+            coef[row], it = _minimise(loss, Z, signs, reg + extra, b / n, tol, max_iter)
+        else:
+            f, it = _minimise(loss, Z, signs, reg, np.zeros(d), tol, max_iter)
+            beta = output_perturbation_beta(epsilon_problem, n, reg)
+            coef[row] = f + sample_l2_gamma_noise(d, 1.0 / beta, random_state)
+        n_iter = max(n_iter, it)
+    return coef, n_iter
+
+
+# ---------------------------------------------------------------------------
+# Estimators.
+# ---------------------------------------------------------------------------
+
+
+def _feature_map(X, data_norm, fit_intercept):
+    """Clip rows to ``data_norm``, divide by it, append the intercept feature (see module doc)."""
+    Z = clip_rows(X, data_norm) / data_norm
+    if not fit_intercept:
+        return Z
+    if sp.issparse(Z):
+        return sp.hstack([Z, np.ones((Z.shape[0], 1))], format="csr") / math.sqrt(2.0)
+    return np.hstack([Z, np.ones((Z.shape[0], 1))]) / math.sqrt(2.0)
+
+
+class _BasePrivateERM(BaseLabelDPClassifier):
+    """Shared fit, split of the budget and predictions of the private linear models."""
+
+    _parameter_constraints: dict = {
+        **BaseLabelDPClassifier._parameter_constraints,
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "data_norm": [Interval(Real, 0, None, closed="neither")],
+        "privacy": [StrOptions({"label", "full"})],
+        "fit_intercept": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    _delta = 0.0  # pure-DP solvers; DPLogisticRegression reads its parameter
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _check_common(self, n_samples):
+        if not math.isfinite(self.data_norm):
+            raise ValueError(f"data_norm must be finite and > 0; got {self.data_norm!r}.")
+        if self.solver in ("objective", "output") and self._delta != 0:
+            raise ValueError(
+                f"solver={self.solver!r} is pure epsilon-DP: delta must be 0.0; got "
+                f"{self._delta!r}. delta applies to solver='newton' or 'fc'."
+            )
+        return 1.0 / (self.C * n_samples)
+
+    def _plan_fit(self, X, classes, rng):
+        n = X.shape[0]
+        reg = self._check_common(n)
+        n_classes = classes.size
+        n_problems = 1 if n_classes == 2 else n_classes
+        # A label change flips the binary labels of 2 of the K problems; a whole
+        # example (features too) enters all of them. One problem when K = 2.
+        share = 1 if n_problems == 1 else (2 if self.privacy == "label" else n_problems)
+        eps_problem = self.epsilon / share
+        params = dict(
+            solver=self.solver, privacy=self.privacy, n_problems=n_problems,
+            epsilon_per_problem=eps_problem, regularization=reg,
+        )
+        if self.solver == "objective":
+            c = self._loss().c
+            eps_prime, extra = objective_perturbation_params(eps_problem, n, reg, c)
+            params.update(epsilon_prime=eps_prime, extra_regularization=extra, c=c)
+            name = "objective perturbation"
+        else:
+            params.update(beta=output_perturbation_beta(eps_problem, n, reg))
+            name = "output perturbation"
+        return PrivacySpend.leaf(f"ERM {name}", self.epsilon, **params), params
+
+    def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
+        Z = _feature_map(X, self.data_norm, self.fit_intercept)
+        coef, n_iter = labels.release(
+            perturbed_erm,
+            np.arange(labels.n_samples),
+            Z=Z,
+            n_classes=labels.n_classes,
+            loss=self._loss(),
+            solver=plan["solver"],
+            epsilon_problem=plan["epsilon_per_problem"],
+            reg=plan["regularization"],
+            tol=self.tol,
+            max_iter=1000 if self.max_iter is None else self.max_iter,
+            random_state=mechanism_rng,
+        )
+        return {**self._unmap(coef), "n_iter_": n_iter, "perturbation_": plan}
+
+    def _unmap(self, coef):
+        """Coefficients on ``z`` -> ``coef_`` and ``intercept_`` on the raw features."""
+        if not self.fit_intercept:
+            return {"coef_": coef / self.data_norm, "intercept_": np.zeros(coef.shape[0])}
+        coef = coef / math.sqrt(2.0)
+        return {"coef_": coef[:, :-1] / self.data_norm, "intercept_": coef[:, -1].copy()}
+
+    def decision_function(self, X):
+        """Signed scores ``X @ coef_.T + intercept_`` (rows are not clipped).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        scores = np.asarray(safe_sparse_dot(X, self.coef_.T)) + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_.take((scores > 0).astype(np.intp))
+        return self.classes_.take(np.argmax(scores, axis=1))
+
+
+_COMMON_DOC = """
+    Private ERM minimises ``J(f) = (1/n) sum_i l(y_i f.z_i) + (Lambda/2) ||f||^2``
+    over features ``z`` in the unit ball, with ``Lambda = 1 / (C n)``: the same
+    minimiser as scikit-learn's ``C sum_i l(y_i f.z_i) + ||f||^2 / 2`` (whose
+    intercept is not regularised, unlike here). Feature map: rows are clipped
+    to ``data_norm`` (never rescaled by a data-dependent amount), divided by
+    ``data_norm``, and with ``fit_intercept`` extended by a constant 1 and
+    divided by ``sqrt(2)``; ``coef_`` and ``intercept_`` are mapped back to the
+    raw features (see the module docstring of ``_erm``).
+
+    One-vs-rest: two classes give one binary problem (positive class
+    ``classes_[1]``) with the whole epsilon. With ``K > 2`` classes there are K
+    problems; under label DP a label change alters the binary labels of 2 of
+    them, so each runs with ``epsilon / 2``; under full DP a whole example
+    enters all K, so each runs with ``epsilon / K``. The analyses of
+    objective and output perturbation (Chaudhuri et al. 2011) are for the
+    substitution of one example ``(x, y)``; a label change is a special case,
+    so under label DP the per-problem mechanisms are the same and only the
+    split differs.
+
+    - ``"objective"``: ``eps' = eps - log(1 + 2c/(n Lambda) + c^2/(n Lambda)^2)``;
+      if ``eps' <= 0``, an extra ridge ``Delta = c / (n (e^(eps/4) - 1)) - Lambda``
+      is added and ``eps' = eps / 2``; ``b`` has density proportional to
+      ``exp(-(eps'/2) ||b||)`` and ``J(f) + b.f / n + (Delta/2) ||f||^2`` is
+      minimised.
+    - ``"output"``: the exact minimiser of ``J`` plus ``b`` with density
+      proportional to ``exp(-beta ||b||)``, ``beta = n Lambda eps / 2``.
+
+    Both guarantees need the exact minimiser. The fit runs L-BFGS until the
+    gradient norm of the minimised objective is at most ``tol`` and raises
+    :class:`ConvergenceError` when ``max_iter`` iterations do not get there (a
+    model from an inexact minimiser would carry no guarantee). Whether the
+    optimiser converged depends on the labels, so the error itself is a
+    (rare) label-dependent event: choose ``max_iter`` generously. The budget
+    is charged before training, also when the fit then fails.
+"""
+
+
+class DPLogisticRegression(_BasePrivateERM):
+    """Logistic regression with label DP (or full DP): private ERM, DP-Newton or DP-FC.
+    {common}
+    - ``"newton"`` and ``"fc"`` (seed 003; zCDP, need ``delta`` in (0, 1)):
+      ``T = max_iter`` full-batch steps from 0 of all the binary problems at
+      once, with Gaussian noise of std ``s * sensitivity / n`` on each released
+      sum. ``rho`` is the largest zCDP parameter that converts to
+      ``(epsilon, delta)``; under label DP only the gradients read the labels
+      (L2 sensitivity ``sqrt(2)`` for K > 2, 1 for K = 2), so ``rho =
+      T / (2 s^2)``; under full DP (add/remove one example, as in seed 003)
+      the gradient (sensitivity ``sqrt(m)``) and, for Newton, each Hessian
+      (``sqrt(m) / 4``) or, for FC, the Gram matrix once (1) are noised:
+      ``rho = T / s^2`` (Newton) or ``(T + 1) / (2 s^2)`` (FC). Newton steps by
+      the (noisy, PSD-projected) Hessian plus ``Lambda I``; FC by
+      ``G / (4n) + Lambda I``, the logistic loss's fixed curvature bound.
+      ``tol`` is not used by these solvers.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Label-DP epsilon of the fit (full DP with ``privacy="full"``).
+    delta : float, default=0.0
+        Must be 0 for ``"objective"`` and ``"output"`` (pure DP); in (0, 1) for
+        ``"newton"`` and ``"fc"``.
+    C : float, default=1.0
+        Inverse regularisation strength: ``Lambda = 1 / (C n)``.
+    data_norm : float, default=1.0
+        Public bound on the row norms; rows above it are clipped to it.
+    solver : {{"objective", "output", "newton", "fc"}}, default="objective"
+    privacy : {{"label", "full"}}, default="label"
+        ``"label"``: neighbouring datasets differ in one label. ``"full"``:
+        they differ in one whole example (substitution for objective/output,
+        add/remove for newton/fc); a full-DP fit is also label-DP.
+    fit_intercept : bool, default=True
+        Fit an intercept as a constant feature inside the norm bound (it is
+        regularised).
+    max_iter : int, default=None
+        L-BFGS iterations allowed for objective/output (``None``: 1000); the
+        number of steps ``T`` for newton/fc (``None``: 10).
+    tol : float, default=1e-6
+        Gradient-norm tolerance of the exact minimiser (objective/output).
+    classes : array-like, default=None
+        All possible labels; ``None`` infers them from ``y`` and emits a
+        :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`.
+    random_state : None, int, numpy.random.Generator or RandomState, default=None
+        ``None`` draws fresh operating-system entropy.
+    accountant : BudgetAccountant, default=None
+        Charged with (epsilon, delta) before any label is used.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (1, n_features) for two classes, else (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    n_iter_ : int
+        Optimiser iterations (the largest over the binary problems) or ``T``.
+    perturbation_ : dict
+        Public parameters of the mechanism (epsilon per problem, eps', Delta,
+        beta, noise multiplier, rho, ...).
+    epsilon_ : float
+    delta_ : float
+    privacy_spend_ : PrivacySpend
+    n_features_in_ : int
+
+    References
+    ----------
+    .. [1] K. Chaudhuri, C. Monteleoni, A. D. Sarwate. Differentially private
+       empirical risk minimization. JMLR 12, 2011 (seed 004).
+    .. [2] Seed 003: DP-Newton and DP-FC, full batch, zCDP.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn_labeldp.linear_model._erm import DPLogisticRegression
+    >>> X, y = make_classification(2000, 5, random_state=0)
+    >>> clf = DPLogisticRegression(epsilon=1.0, data_norm=4.0, C=10.0, classes=[0, 1],
+    ...                            random_state=0).fit(X, y)
+    >>> clf.coef_.shape, bool(clf.score(X, y) > 0.8)
+    ((1, 5), True)
+    """
+
+    _parameter_constraints: dict = {
+        **_BasePrivateERM._parameter_constraints,
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "solver": [StrOptions({"objective", "output", "newton", "fc"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=0.0,
+        C=1.0,
+        data_norm=1.0,
+        solver="objective",
+        privacy="label",
+        fit_intercept=True,
+        max_iter=None,
+        tol=1e-6,
+        classes=None,
+        random_state=None,
+        accountant=None,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.C = C
+        self.data_norm = data_norm
+        self.solver = solver
+        self.privacy = privacy
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.classes = classes
+        self.random_state = random_state
+        self.accountant = accountant
+
+    @property
+    def _delta(self):
+        return self.delta
+
+    def _loss(self):
+        return LogisticLoss()
+
+    def _plan_fit(self, X, classes, rng):
+        if self.solver in ("objective", "output"):
+            return super()._plan_fit(X, classes, rng)
+        reg = self._check_common(X.shape[0])
+        if not 0 < self.delta < 1:
+            raise ValueError(
+                f"solver={self.solver!r} is (epsilon, delta)-DP through zCDP: delta must lie "
+                f"in (0, 1); got {self.delta!r}."
+            )
+        n_iter = 10 if self.max_iter is None else self.max_iter
+        rho = approx_dp_to_zcdp(self.epsilon, self.delta)
+        if rho <= 0:
+            raise ValueError(f"epsilon={self.epsilon!r} is too small for any positive rho.")
+        s = newton_fc_noise_multiplier(rho, self.solver, self.privacy, n_iter)
+        m, grad_sens, hess_sens, gram_sens = second_order_plan(classes.size, self.privacy)
+        n = X.shape[0]
+        params = dict(
+            solver=self.solver, privacy=self.privacy, n_problems=m, regularization=reg,
+            n_iter=n_iter, noise_multiplier=s, rho=rho,
+            gradient_sensitivity=grad_sens, gradient_std=s * grad_sens / n,
+        )
+        if self.privacy == "full":
+            key = "hessian" if self.solver == "newton" else "gram"
+            sens = hess_sens if self.solver == "newton" else gram_sens
+            params.update({f"{key}_sensitivity": sens, f"{key}_std": s * sens / n})
+        name = "DP-Newton" if self.solver == "newton" else "DP-FC"
+        return PrivacySpend.leaf(name, self.epsilon, self.delta, **params), params
+
+    def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
+        if self.solver in ("objective", "output"):
+            return super()._fit_private(X, labels, plan, fit_params, mechanism_rng, estimator_rng)
+        Z = _feature_map(X, self.data_norm, self.fit_intercept)
+        coef = labels.release(
+            noisy_second_order_logistic,
+            np.arange(labels.n_samples),
+            Z=Z,
+            n_classes=labels.n_classes,
+            solver=self.solver,
+            privacy=self.privacy,
+            n_iter=plan["n_iter"],
+            noise_multiplier=plan["noise_multiplier"],
+            reg=plan["regularization"],
+            random_state=mechanism_rng,
+        )
+        return {**self._unmap(coef), "n_iter_": plan["n_iter"], "perturbation_": plan}
+
+    def predict_proba(self, X):
+        """Class probabilities: the sigmoid of the scores, normalised over classes for K > 2.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p = expit(scores)
+            return np.column_stack([1.0 - p, p])
+        p = expit(scores)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+        """
+        return np.log(self.predict_proba(X))
+
+
+DPLogisticRegression.__doc__ = DPLogisticRegression.__doc__.format(common=_COMMON_DOC)
+
+
+class DPLinearSVC(_BasePrivateERM):
+    """Linear SVM (Huber hinge loss) with label DP (or full DP) by private ERM.
+    {common}
+    The Huber hinge of width ``h`` is ``0`` for ``m > 1 + h``, ``(1 + h -
+    m)^2 / (4h)`` for ``|1 - m| <= h`` and ``1 - m`` below; ``|l'| <= 1`` and
+    ``l'' <= c = 1 / (2h)``.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Pure epsilon-DP (``delta_ = 0``).
+    C : float, default=1.0
+        Inverse regularisation strength: ``Lambda = 1 / (C n)``.
+    huber_width : float, default=0.5
+        ``h`` > 0.
+    data_norm : float, default=1.0
+        Public bound on the row norms; rows above it are clipped to it.
+    solver : {{"objective", "output"}}, default="objective"
+    privacy : {{"label", "full"}}, default="label"
+        ``"full"``: substitution of one whole example.
+    fit_intercept : bool, default=True
+    max_iter : int, default=None
+        L-BFGS iterations allowed (``None``: 1000).
+    tol : float, default=1e-6
+        Gradient-norm tolerance of the exact minimiser.
+    classes : array-like, default=None
+    random_state : None, int, numpy.random.Generator or RandomState, default=None
+    accountant : BudgetAccountant, default=None
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    n_iter_ : int
+    perturbation_ : dict
+    epsilon_ : float
+    delta_ : float
+    privacy_spend_ : PrivacySpend
+    n_features_in_ : int
+
+    References
+    ----------
+    .. [1] K. Chaudhuri, C. Monteleoni, A. D. Sarwate. Differentially private
+       empirical risk minimization. JMLR 12, 2011 (seed 004).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn_labeldp.linear_model._erm import DPLinearSVC
+    >>> X, y = make_classification(2000, 5, random_state=0)
+    >>> clf = DPLinearSVC(epsilon=1.0, data_norm=4.0, C=10.0, classes=[0, 1],
+    ...                   random_state=0).fit(X, y)
+    >>> clf.coef_.shape, bool(clf.score(X, y) > 0.8)
+    ((1, 5), True)
+    """
+
+    _parameter_constraints: dict = {
+        **_BasePrivateERM._parameter_constraints,
+        "huber_width": [Interval(Real, 0, None, closed="neither")],
+        "solver": [StrOptions({"objective", "output"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        C=1.0,
+        huber_width=0.5,
+        data_norm=1.0,
+        solver="objective",
+        privacy="label",
+        fit_intercept=True,
+        max_iter=None,
+        tol=1e-6,
+        classes=None,
+        random_state=None,
+        accountant=None,
+    ):
+        self.epsilon = epsilon
+        self.C = C
+        self.huber_width = huber_width
+        self.data_norm = data_norm
+        self.solver = solver
+        self.privacy = privacy
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.classes = classes
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def _loss(self):
+        return HuberHingeLoss(self.huber_width)
+
+
+DPLinearSVC.__doc__ = DPLinearSVC.__doc__.format(common=_COMMON_DOC)

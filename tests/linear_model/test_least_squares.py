@@ -1,0 +1,390 @@
+"""DPLeastSquaresClassifier: noise calibration, sensitivities, agreement, estimator checks."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import load_breast_cancer, make_classification
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from sklearn_labeldp import PrivacyLeakWarning
+from sklearn_labeldp.accounting import BudgetAccountant, zcdp_to_approx_dp
+from sklearn_labeldp.linear_model._least_squares import (
+    DPLeastSquaresClassifier,
+    least_squares_noise_stds,
+    noisy_least_squares_statistics,
+    project_psd,
+)
+
+SQRT2 = math.sqrt(2.0)
+
+
+def _exact_statistics(Z, codes, n_classes):
+    Y = np.eye(n_classes)[codes]
+    A = np.stack([Z[codes == j].T @ Z[codes == j] for j in range(n_classes)])
+    return {"G": Z.T @ Z, "A": A, "b": Z.T @ Y}
+
+
+def _design(X, C, fit_intercept):
+    """Independent re-implementation of the clipping and intercept column."""
+    norms = np.linalg.norm(X, axis=1)
+    Z = X * np.minimum(1.0, C / np.maximum(norms, 1e-300))[:, None]
+    if fit_intercept:
+        Z = np.hstack([Z, np.full((len(Z), 1), C)]) / SQRT2
+    return Z
+
+
+def _nonprivate_scores(X_train, codes, X_test, *, n_classes, formulation, alpha, lam, C,
+                       fit_intercept):
+    """The same closed form without noise, written directly from ALGORITHMS 2.2."""
+    Z = _design(X_train, C, fit_intercept)
+    st = _exact_statistics(Z, codes, n_classes)
+    p = Z.shape[1]
+    if formulation == "ridge":
+        theta = np.linalg.solve(st["G"] + lam * np.eye(p), st["b"]).T
+    else:
+        theta = np.stack([
+            np.linalg.solve(st["A"][j] + alpha * st["G"] + lam * np.eye(p), st["b"][:, j])
+            for j in range(n_classes)
+        ])
+    Zt = X_test
+    if fit_intercept:
+        Zt = np.hstack([X_test, np.full((len(X_test), 1), C)]) / SQRT2
+        # raw (unclipped) test features for the coefficient part, as the estimator does
+        return Zt[:, :-1] @ theta[:, :-1].T + Zt[:, -1:] @ theta[:, -1:].T
+    return Zt @ theta.T
+
+
+# ----------------------------------------------------------------------------- mechanism
+
+
+@pytest.mark.parametrize(
+    "privacy, formulation, expected",
+    [
+        ("label", "weighted", {"A": SQRT2 * 4.0, "b": SQRT2 * 2.0}),
+        ("full", "weighted", {"G": 4.0, "A": 4.0, "b": 2.0}),
+        ("label", "ridge", {"b": SQRT2 * 2.0}),
+        ("full", "ridge", {"G": 4.0, "b": 2.0}),
+    ],
+)
+def test_noise_stds_match_sensitivities(privacy, formulation, expected):
+    # s = 1, C = 2: label DP uses substitution sensitivities sqrt(2) C^2 and sqrt(2) C,
+    # full DP add/remove sensitivities C^2 and C (ALGORITHMS 2.2).
+    stds = least_squares_noise_stds(privacy, formulation, 1.0, 2.0)
+    assert stds.keys() == expected.keys()
+    for key, value in expected.items():
+        assert stds[key] == pytest.approx(value)
+
+
+def _neighbour_sensitivity(privacy, formulation):
+    """Largest observed change of each statistic between neighbouring datasets."""
+    rng = np.random.default_rng(0)
+    K = 4
+    Z = rng.normal(size=(30, 5))
+    Z /= np.linalg.norm(Z, axis=1, keepdims=True)  # all rows at norm C = 1
+    codes = rng.integers(K, size=30)
+    base = _exact_statistics(Z, codes, K)
+    worst = {"G": 0.0, "A": 0.0, "b": 0.0}
+    for i in range(30):
+        if privacy == "label":
+            other = codes.copy()
+            other[i] = (codes[i] + 1) % K
+            nb = _exact_statistics(Z, other, K)
+        else:
+            keep = np.arange(30) != i
+            nb = _exact_statistics(Z[keep], codes[keep], K)
+        for key in worst:
+            worst[key] = max(worst[key], np.linalg.norm(base[key] - nb[key]))
+    return worst
+
+
+@pytest.mark.parametrize("privacy", ["label", "full"])
+def test_stds_are_multiplier_times_observed_sensitivity(privacy):
+    # Rows at exactly norm C attain the bounds, so the stds (with s = 1) equal them.
+    worst = _neighbour_sensitivity(privacy, "weighted")
+    stds = least_squares_noise_stds(privacy, "weighted", 1.0, 1.0)
+    assert worst["A"] == pytest.approx(stds["A"])
+    assert worst["b"] == pytest.approx(stds["b"])
+    if privacy == "label":
+        assert worst["G"] == 0.0 and "G" not in stds
+    else:
+        assert worst["G"] == pytest.approx(stds["G"])
+
+
+@pytest.mark.parametrize(
+    "privacy, formulation", [("label", "weighted"), ("full", "weighted"),
+                             ("label", "ridge"), ("full", "ridge")]
+)
+def test_gaussian_noise_std_equals_calibrated_sigma(privacy, formulation):
+    rng = np.random.default_rng(1)
+    n, p, K, C, s = 40, 3, 3, 2.0, 0.7
+    Z = rng.normal(size=(n, p))
+    Z *= C / np.linalg.norm(Z, axis=1, keepdims=True) * rng.uniform(0.2, 1.0, size=(n, 1))
+    codes = rng.integers(K, size=n)
+    exact = _exact_statistics(Z, codes, K)
+    stds = least_squares_noise_stds(privacy, formulation, s, C)
+    reps = 600
+    errors = {key: [] for key in stds}
+    gen = np.random.default_rng(2)
+    for _ in range(reps):
+        out = noisy_least_squares_statistics(
+            codes, Z=Z, n_classes=K, privacy=privacy, formulation=formulation,
+            noise_multiplier=s, clip_norm=C, random_state=gen,
+        )
+        assert set(out) == set(stds)
+        for key in stds:
+            errors[key].append(out[key] - exact[key])
+    iu = np.triu_indices(p)
+    for key, std in stds.items():
+        err = np.asarray(errors[key])
+        if key in ("A", "G"):
+            assert np.array_equal(err, np.swapaxes(err, -1, -2)), "noise must be symmetric"
+            diag = np.diagonal(err, axis1=-2, axis2=-1).ravel()
+            off = err[..., iu[0][iu[0] != iu[1]], iu[1][iu[0] != iu[1]]].ravel()
+            pieces = [diag, off]
+        else:
+            pieces = [err.ravel()]
+        for piece in pieces:
+            assert abs(piece.mean()) < 5 * std / math.sqrt(piece.size)
+            # std of the sample std ~ std / sqrt(2N): 6 of those is far in the tail
+            assert piece.std() == pytest.approx(std, rel=6 / math.sqrt(2 * piece.size))
+
+
+def test_upper_triangle_noise_is_independent():
+    # Mirrored noise: off-diagonal pairs equal; distinct upper entries uncorrelated.
+    Z = np.zeros((2, 3))
+    outs = np.stack([
+        noisy_least_squares_statistics(
+            np.array([0, 1]), Z=Z, n_classes=2, privacy="full", formulation="ridge",
+            noise_multiplier=1.0, clip_norm=1.0, random_state=seed,
+        )["G"]
+        for seed in range(2000)
+    ])
+    corr = np.corrcoef(outs[:, 0, 1], outs[:, 0, 2])[0, 1]
+    assert abs(corr) < 0.1
+
+
+def test_mechanism_refuses_unclipped_rows():
+    with pytest.raises(ValueError, match="clip_norm"):
+        noisy_least_squares_statistics(
+            np.array([0]), Z=np.array([[3.0, 4.0]]), n_classes=2, privacy="label",
+            formulation="ridge", noise_multiplier=1.0, clip_norm=1.0, random_state=0,
+        )
+
+
+def test_mechanism_sparse_matches_dense():
+    rng = np.random.default_rng(3)
+    Z = rng.uniform(size=(20, 4)) * (rng.uniform(size=(20, 4)) < 0.5) / 2.0
+    codes = rng.integers(3, size=20)
+    kw = dict(n_classes=3, privacy="full", formulation="weighted", noise_multiplier=0.0,
+              clip_norm=1.0, random_state=0)
+    dense = noisy_least_squares_statistics(codes, Z=Z, **kw)
+    sparse = noisy_least_squares_statistics(codes, Z=sp.csr_matrix(Z), **kw)
+    exact = _exact_statistics(Z, codes, 3)
+    for key in dense:
+        np.testing.assert_allclose(dense[key], exact[key], atol=1e-12)
+        np.testing.assert_allclose(sparse[key], exact[key], atol=1e-12)
+
+
+def test_project_psd():
+    rng = np.random.default_rng(4)
+    M = rng.normal(size=(5, 6, 6))
+    M = M + np.swapaxes(M, 1, 2)
+    P = project_psd(M)
+    assert np.array_equal(P, np.swapaxes(P, 1, 2))
+    assert np.linalg.eigvalsh(P).min() > -1e-10
+    # PSD input is unchanged; the nearest PSD matrix keeps the nonnegative spectrum
+    S = M @ np.swapaxes(M, 1, 2)
+    np.testing.assert_allclose(project_psd(S), S, atol=1e-10)
+    w, V = np.linalg.eigh(M[0])
+    np.testing.assert_allclose(P[0], (V * np.maximum(w, 0)) @ V.T, atol=1e-12)
+
+
+# ----------------------------------------------------------------------------- accounting
+
+
+@pytest.mark.parametrize(
+    "privacy, formulation, m",
+    [("label", "weighted", 2), ("full", "weighted", 3), ("label", "ridge", 1),
+     ("full", "ridge", 2)],
+)
+def test_rho_and_noise_multiplier(privacy, formulation, m):
+    X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=0)
+    clf = DPLeastSquaresClassifier(
+        epsilon=2.0, delta=1e-6, privacy=privacy, formulation=formulation,
+        clip_norm=5.0, classes=[0, 1, 2], random_state=0,
+    ).fit(X, y)
+    s = clf.noise_multiplier_
+    # label weighted: 1/s^2; full weighted: 3/(2 s^2); label ridge: 1/(2 s^2); full ridge 1/s^2
+    assert clf.rho_ == pytest.approx(m / (2 * s**2), rel=1e-12)
+    assert zcdp_to_approx_dp(clf.rho_, 1e-6) <= 2.0
+    assert zcdp_to_approx_dp(clf.rho_, 1e-6) == pytest.approx(2.0, rel=1e-6)
+    assert (clf.epsilon_, clf.delta_) == (2.0, 1e-6)
+    assert clf.privacy_spend_.rho == pytest.approx(clf.rho_)
+    assert clf.noise_stds_ == least_squares_noise_stds(privacy, formulation, s, 5.0)
+
+
+def test_label_dp_needs_less_noise_than_full_dp():
+    X, y = make_classification(200, 5, random_state=0)
+    kw = dict(epsilon=1.0, classes=[0, 1], random_state=0)
+    label = DPLeastSquaresClassifier(privacy="label", **kw).fit(X, y)
+    full = DPLeastSquaresClassifier(privacy="full", **kw).fit(X, y)
+    # s_label = 1/sqrt(rho), s_full = sqrt(3/(2 rho)) at the same rho
+    assert full.noise_multiplier_ / label.noise_multiplier_ == pytest.approx(math.sqrt(1.5))
+    assert label.noise_stds_["b"] / full.noise_stds_["b"] == pytest.approx(SQRT2 / math.sqrt(1.5))
+
+
+def test_accountant_is_charged():
+    X, y = make_classification(100, 4, random_state=0)
+    acc = BudgetAccountant(epsilon=3.0, delta=1e-4)
+    DPLeastSquaresClassifier(epsilon=1.0, delta=1e-5, classes=[0, 1], accountant=acc,
+                             random_state=0).fit(X, y)
+    assert acc.total().epsilon == pytest.approx(1.0)
+    assert acc.total().delta == pytest.approx(1e-5)
+
+
+# ----------------------------------------------------------------------------- agreement
+
+
+def _breast_cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X) / 6.0  # a fixed scale; some rows get clipped
+    return X, y
+
+
+@pytest.mark.parametrize("privacy", ["label", "full"])
+@pytest.mark.parametrize("formulation", ["weighted", "ridge"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_huge_epsilon_agrees_with_nonprivate(privacy, formulation, fit_intercept):
+    X, y = _breast_cancer()
+    C, lam, alpha = 1.0, 1.0, 0.5
+    clf = DPLeastSquaresClassifier(
+        epsilon=1e9, privacy=privacy, formulation=formulation, alpha=alpha,
+        l2_regularization=lam, clip_norm=C, fit_intercept=fit_intercept,
+        classes=[0, 1], random_state=0,
+    ).fit(X, y)
+    scores = _nonprivate_scores(X, y, X, n_classes=2, formulation=formulation, alpha=alpha,
+                                lam=lam, C=C, fit_intercept=fit_intercept)
+    expected = np.argmax(scores, axis=1)
+    assert np.mean(clf.predict(X) == expected) >= 0.99
+    assert clf.score(X, y) > 0.9
+    np.testing.assert_allclose(clf.decision_function(X), scores[:, 1] - scores[:, 0],
+                               atol=1e-3)
+
+
+def test_huge_epsilon_multiclass_agrees():
+    X, y = make_classification(3000, 10, n_informative=6, n_classes=5, random_state=0)
+    X = X / 8.0
+    clf = DPLeastSquaresClassifier(epsilon=1e9, clip_norm=1.0, classes=range(5),
+                                   random_state=0).fit(X, y)
+    scores = _nonprivate_scores(X, y, X, n_classes=5, formulation="weighted", alpha=1.0,
+                                lam=1.0, C=1.0, fit_intercept=True)
+    assert np.mean(clf.predict(X) == np.argmax(scores, axis=1)) >= 0.99
+    assert clf.coef_.shape == (5, 10) and clf.intercept_.shape == (5,)
+
+
+def test_small_epsilon_is_noisy_and_seeded():
+    X, y = make_classification(500, 5, random_state=0)
+    kw = dict(epsilon=0.1, classes=[0, 1])
+    a = DPLeastSquaresClassifier(random_state=0, **kw).fit(X, y)
+    b = DPLeastSquaresClassifier(random_state=0, **kw).fit(X, y)
+    c = DPLeastSquaresClassifier(random_state=1, **kw).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.allclose(a.coef_, c.coef_)
+
+
+def test_sparse_input_matches_dense():
+    X, y = make_classification(300, 6, random_state=0)
+    X[np.abs(X) < 0.8] = 0.0
+    kw = dict(epsilon=1.0, classes=[0, 1], random_state=0, clip_norm=3.0)
+    for formulation in ("weighted", "ridge"):
+        dense = DPLeastSquaresClassifier(formulation=formulation, **kw).fit(X, y)
+        sparse = DPLeastSquaresClassifier(formulation=formulation, **kw).fit(
+            sp.csr_matrix(X), y)
+        np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X)),
+                                   dense.decision_function(X), rtol=1e-8, atol=1e-10)
+
+
+def test_intercept_column_inside_norm_bound():
+    # A constant feature scaled with the rows: z = [x, C]/sqrt(2) has norm <= C, so
+    # the released statistics at s = 0 equal those of that design.
+    X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
+    clf = DPLeastSquaresClassifier(epsilon=1e9, clip_norm=1.0, classes=[0, 1])
+    Z = clf._design(X)
+    assert np.linalg.norm(Z, axis=1).max() <= 1.0 + 1e-12
+    np.testing.assert_allclose(Z, [[0.6 / SQRT2, 0.8 / SQRT2, 1 / SQRT2],
+                                   [0.3 / SQRT2, 0.4 / SQRT2, 1 / SQRT2],
+                                   [0.0, 0.0, 1 / SQRT2]])
+
+
+def test_clipping_is_not_data_dependent():
+    # Rows inside the bound are left alone whatever the other rows are.
+    X = np.array([[0.3, 0.4], [30.0, 40.0]])
+    clf = DPLeastSquaresClassifier(clip_norm=1.0, fit_intercept=False, classes=[0, 1])
+    np.testing.assert_allclose(clf._design(X), [[0.3, 0.4], [0.6, 0.8]])
+    np.testing.assert_allclose(clf._design(X[:1]), [[0.3, 0.4]])
+
+
+# ----------------------------------------------------------------------------- bad inputs
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"delta": 0.0}, "delta"),
+        ({"delta": 1.0}, "delta"),
+        ({"delta": -1e-5}, "delta"),
+        ({"clip_norm": 0.0}, "clip_norm"),
+        ({"clip_norm": -1.0}, "clip_norm"),
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"l2_regularization": 0.0}, "l2_regularization"),
+        ({"alpha": -1.0}, "alpha"),
+        ({"privacy": "feature"}, "privacy"),
+        ({"formulation": "lasso"}, "formulation"),
+    ],
+)
+def test_bad_parameters(params, match):
+    X, y = make_classification(50, 3, n_informative=2, n_redundant=0, random_state=0)
+    clf = DPLeastSquaresClassifier(classes=[0, 1], **params)
+    with pytest.raises(ValueError, match=match):
+        clf.fit(X, y)
+    assert not hasattr(clf, "coef_")
+
+
+def test_n_features_mismatch_at_predict():
+    X, y = make_classification(50, 4, random_state=0)
+    clf = DPLeastSquaresClassifier(classes=[0, 1], random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :3])
+
+
+def test_classes_none_warns_leak():
+    X, y = make_classification(50, 4, random_state=0)
+    with pytest.warns(PrivacyLeakWarning):
+        DPLeastSquaresClassifier(random_state=0).fit(X, y)
+
+
+# ----------------------------------------------------------------------------- sklearn checks
+
+
+ESTIMATORS = [
+    DPLeastSquaresClassifier(epsilon=1e6, clip_norm=10.0, random_state=0),
+    DPLeastSquaresClassifier(epsilon=1e6, clip_norm=10.0, formulation="ridge", random_state=0),
+    DPLeastSquaresClassifier(epsilon=1e6, clip_norm=10.0, privacy="full", random_state=0),
+]
+
+
+def expected_failed_checks(estimator):
+    return {}
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
+def test_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        # The checks fit without `classes`; the leak warning is tested above.
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        check(estimator)
