@@ -1,6 +1,12 @@
 """Private linear models: DP least squares and private ERM (label DP or full DP)."""
 
 from ._erm import DPLinearSVC, DPLogisticRegression
+from ._kernels import NormalizedRandomFourierFeatures
 from ._least_squares import DPLeastSquaresClassifier
 
-__all__ = ["DPLeastSquaresClassifier", "DPLinearSVC", "DPLogisticRegression"]
+__all__ = [
+    "DPLeastSquaresClassifier",
+    "DPLinearSVC",
+    "DPLogisticRegression",
+    "NormalizedRandomFourierFeatures",
+]
