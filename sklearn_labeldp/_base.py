@@ -40,7 +40,12 @@ from .exceptions import PrivacyLeakWarning
 from .priors import model_prior
 from .utils import check_generator, spawn_seeds
 
-__all__ = ["BaseLabelDPClassifier", "BaseLabelDPMetaClassifier", "CodeClassifierPredictMixin"]
+__all__ = [
+    "BaseLabelDPClassifier",
+    "BaseLabelDPMetaClassifier",
+    "CodeClassifierPredictMixin",
+    "DecisionFunctionPredictMixin",
+]
 
 
 def _estimator_has(attr):
@@ -386,3 +391,27 @@ class CodeClassifierPredictMixin:
         full = np.full((scores.shape[0], self.classes_.size), -np.inf)
         full[:, seen] = scores
         return full
+
+
+class DecisionFunctionPredictMixin:
+    """``predict`` from ``decision_function``, with scikit-learn's conventions.
+
+    A 1-d score (two classes) is positive for ``classes_[1]``; a 2-d score
+    picks the class of the largest column.
+    """
+
+    def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_.take((scores > 0).astype(np.intp))
+        return self.classes_.take(np.argmax(scores, axis=1))

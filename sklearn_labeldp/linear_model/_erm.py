@@ -38,7 +38,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from .._base import BaseLabelDPClassifier
+from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
 from ..accounting import PrivacySpend, approx_dp_to_zcdp
 from ..exceptions import ConvergenceError
 from ._newton import newton_fc_noise_multiplier, noisy_second_order_logistic, second_order_plan
@@ -263,7 +263,7 @@ def _feature_map(X, data_norm, fit_intercept):
     return np.hstack([Z, np.ones((Z.shape[0], 1))]) / math.sqrt(2.0)
 
 
-class _BasePrivateERM(BaseLabelDPClassifier):
+class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
     """Shared fit, split of the budget and predictions of the private linear models."""
 
     _parameter_constraints: dict = {
@@ -356,21 +356,6 @@ class _BasePrivateERM(BaseLabelDPClassifier):
         scores = np.asarray(safe_sparse_dot(X, self.coef_.T)) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
-    def predict(self, X):
-        """Predict class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_.take((scores > 0).astype(np.intp))
-        return self.classes_.take(np.argmax(scores, axis=1))
 
 
 _COMMON_DOC = """

@@ -19,7 +19,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from .._base import BaseLabelDPClassifier
+from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
 from ..accounting import PrivacySpend, approx_dp_to_zcdp, zcdp_to_approx_dp
 from ..utils import check_generator
 from ._preprocessing import clip_rows
@@ -258,7 +258,7 @@ def _solve_weighted(A, b, base):
         return np.stack(list(rows))
 
 
-class DPLeastSquaresClassifier(BaseLabelDPClassifier):
+class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
     """Least-squares classifier from noisy sufficient statistics (DP-LS).
 
     Each feature row is clipped to L2 norm ``clip_norm = C`` (rows inside the
@@ -514,18 +514,3 @@ class DPLeastSquaresClassifier(BaseLabelDPClassifier):
             return scores[:, 1] - scores[:, 0]
         return scores
 
-    def predict(self, X):
-        """Predict the class of the largest score.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray of shape (n_samples,)
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_.take((scores > 0).astype(np.intp))
-        return self.classes_.take(np.argmax(scores, axis=1))
