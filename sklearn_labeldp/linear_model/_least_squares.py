@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
-from ..accounting import PrivacySpend, approx_dp_to_zcdp, zcdp_to_approx_dp
+from ..accounting import PrivacySpend, gaussian_sigma_for_approx_dp
 from ..utils import check_generator
 from ._preprocessing import clip_rows
 
@@ -413,18 +413,18 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         return tags
 
     def _noise_multiplier(self):
-        """``s`` and ``rho = m / (2 s^2)``, with the conversion within (epsilon, delta)."""
+        """``s`` and ``rho = m / (2 s^2)``, with the conversion within (epsilon, delta).
+
+        ``m`` releases of noise ``s`` times their sensitivity cost as much as one
+        release of sensitivity ``sqrt(m)`` with noise ``s``.
+        """
         m = _N_RELEASES[self.privacy, self.formulation]
-        rho = approx_dp_to_zcdp(self.epsilon, self.delta, method="cks")
-        if rho == 0:
+        s = gaussian_sigma_for_approx_dp(self.epsilon, self.delta, sensitivity=math.sqrt(m))
+        if not math.isfinite(s):
             raise ValueError(
                 f"epsilon={self.epsilon} is too small for any Gaussian noise at "
                 f"delta={self.delta}."
             )
-        s = math.sqrt(m / (2.0 * rho))
-        # s -> rho can round an ulp above the feasible rho: widen s until it converts.
-        while zcdp_to_approx_dp(m / (2.0 * s**2), self.delta) > self.epsilon:
-            s = math.nextafter(s, math.inf)
         return s, m / (2.0 * s**2)
 
     def _design(self, X):

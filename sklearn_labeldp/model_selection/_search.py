@@ -13,10 +13,11 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._base import seed_estimator
 from .._target_adapters import fit_bit_targets, predict_bit_scores
 from ..accounting import BudgetAccountant, PrivacyBudget, PrivacySpend
 from ..classifiers import RRWithPriorClassifier, VectorApproxClassifier
+from ..mechanisms._randomized_response import _keep_probability
+from ..mechanisms._rappor import _rappor_probabilities
 from ..utils import check_generator, spawn_seeds
 from ._exponential import exponential_mechanism
 
@@ -490,18 +491,17 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         rr = isinstance(template, RRWithPriorClassifier)
         targets = template.privatized_labels_ if rr else template.privatized_bits_
         n_classes = template.classes_.size
+        # P(noisy target agrees | true label) when it is / is not the truth.
         if rr:
-            denominator = math.exp(self.epsilon) + n_classes - 1
-            p, q = math.exp(self.epsilon) / denominator, 1.0 / denominator
+            p = _keep_probability(self.epsilon, n_classes)
+            q = math.exp(-self.epsilon) * p
         else:
-            p = 1.0 / (1.0 + math.exp(-self.epsilon / 2))
-            q = 1.0 / (1.0 + math.exp(self.epsilon / 2))
+            p, q = _rappor_probabilities(self.epsilon)
         folds = list(KFold(self.cv, shuffle=True, random_state=spawn_seeds(cv_rng, 1)[0])
                       .split(X))
         seeds = spawn_seeds(seed_rng, len(candidates) + 1)
         bases = [
-            seed_estimator(clone(clone(self.estimator).set_params(**params)._get_estimator()),
-                           np.random.default_rng(seed))
+            clone(self.estimator).set_params(**params)._new_estimator(np.random.default_rng(seed))
             for params, seed in zip(candidates, seeds, strict=False)
         ]
         observed = np.array(
@@ -531,7 +531,7 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         """The privatising fit with the chosen base learner refitted on its targets (free)."""
         best = copy.deepcopy(template)
         best.set_params(**params)
-        base = seed_estimator(clone(best._get_estimator()), np.random.default_rng(seed))
+        base = best._new_estimator(np.random.default_rng(seed))
         for name in ("estimator_", "estimators_"):
             if hasattr(best, name):
                 delattr(best, name)
