@@ -12,6 +12,18 @@ uses these adapters to learn from them:
   classifier is fitted once per column (like ``MultiOutputClassifier``) and
   its ``predict_proba[:, 1]`` approximates ``E[Z_j | x]``.
 
+An estimator that learns such targets natively (a network with a softmax or
+sigmoid head, :class:`sklearn_labeldp.nn.LabelDPNetClassifier`) says so by
+having the methods of this protocol, which the adapters then call directly:
+
+- ``fit_soft(X, targets, *, refresh=None, **fit_params)``: learn rows on the
+  simplex with the soft cross-entropy; ``classes_`` becomes
+  ``arange(n_classes)``. ``refresh``, when given, maps the model's current
+  training-set probabilities to new targets and is called between epochs
+  (ALIBI's per-epoch posterior; pure post-processing of released noise);
+- ``fit_bits(X, bits, **fit_params)``: learn the K bit columns with one
+  sigmoid output each; ``predict_proba`` then returns the K sigmoids.
+
 Everything here is post-processing of DP outputs: no true label is read.
 """
 
@@ -24,12 +36,16 @@ from ._base import subset_fit_params
 from .mechanisms import project_to_simplex
 from .priors import model_prior
 
+# The method through which an estimator learns each kind of target natively.
+_NATIVE_FIT = {"soft": "fit_soft", "bits": "fit_bits"}
+
 __all__ = [
     "check_target_capability",
     "fit_bit_targets",
     "fit_soft_targets",
     "predict_bit_scores",
     "predict_soft_targets",
+    "supports_target_refresh",
 ]
 
 
@@ -42,7 +58,7 @@ def check_target_capability(estimator, kind):
     kind : {"soft", "hard", "bits"}
     """
     name = type(estimator).__name__
-    if is_regressor(estimator):
+    if is_regressor(estimator) or hasattr(estimator, _NATIVE_FIT.get(kind, "")):
         return
     if not is_classifier(estimator):
         raise ValueError(f"the base estimator {name} is neither a classifier nor a regressor.")
@@ -56,8 +72,24 @@ def check_target_capability(estimator, kind):
         raise ValueError(f"the base classifier {name} needs predict_proba for {kind} targets.")
 
 
-def fit_soft_targets(estimator, X, targets, fit_params):
-    """Fit ``estimator`` on soft labels ``targets`` of shape (n_samples, n_classes)."""
+def supports_target_refresh(estimator):
+    """Whether ``estimator`` can refresh soft targets between its epochs."""
+    return hasattr(estimator, "fit_soft")
+
+
+def fit_soft_targets(estimator, X, targets, fit_params, *, refresh=None):
+    """Fit ``estimator`` on soft labels ``targets`` of shape (n_samples, n_classes).
+
+    ``refresh`` (a function of the model's training-set probabilities that
+    returns new targets) is used by estimators with ``fit_soft`` only, and
+    must be None for any other estimator.
+    """
+    if hasattr(estimator, "fit_soft"):
+        return estimator.fit_soft(X, targets, refresh=refresh, **fit_params)
+    if refresh is not None:
+        raise ValueError(
+            f"{type(estimator).__name__} has no fit_soft, so it cannot refresh its targets."
+        )
     if is_regressor(estimator):
         return estimator.fit(X, targets, **fit_params)
     n_samples = targets.shape[0]
@@ -88,6 +120,8 @@ def fit_bit_targets(estimator, X, bits, fit_params):
         The fitted regressor, or for a classifier base one fitted clone per
         column (a column with a single value is kept as that float).
     """
+    if hasattr(estimator, "fit_bits"):
+        return estimator.fit_bits(X, bits, **fit_params)
     if is_regressor(estimator):
         return estimator.fit(X, bits.astype(np.float64), **fit_params)
     models = []
@@ -101,6 +135,8 @@ def fit_bit_targets(estimator, X, bits, fit_params):
 
 def predict_bit_scores(model, X):
     """The approximations ``f_j(x)`` of ``E[Z_j | x]``, shape (n_samples, n_classes)."""
+    if hasattr(model, "fit_bits"):
+        return np.asarray(model.predict_proba(X), dtype=np.float64)
     if not isinstance(model, list):
         return np.asarray(model.predict(X), dtype=np.float64)
     n_samples = X.shape[0]

@@ -116,3 +116,113 @@ def test_other_per_sample_fit_params_follow_the_expanded_rows():
     model = fit_soft_targets(TagRecorder(), X, soft, {"tag": np.array([7, 9])})
     np.testing.assert_array_equal(model.tag_, [7, 7, 9])
     np.testing.assert_array_equal(model.X_[:, 0], [0.0, 0.0, 1.0])
+
+
+class NativeTargets(ClassifierMixin, BaseEstimator):
+    """A stand-in for a network: learns soft and bit targets natively, by "epochs".
+
+    Each epoch records the targets it trains on; between epochs it hands a
+    fixed, made-up prediction to ``refresh`` (as the network's callback does).
+    """
+
+    def __init__(self, n_epochs=3, random_state=None):
+        self.n_epochs = n_epochs
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        self.epoch_targets_ = [np.eye(self.classes_.size)[np.searchsorted(self.classes_, y)]]
+        return self
+
+    def _epoch_proba(self, n_samples, n_classes, epoch):
+        logits = np.add.outer(np.arange(n_samples), np.arange(n_classes) * (epoch + 1.0))
+        return np.exp(-np.sin(logits)) / np.exp(-np.sin(logits)).sum(axis=1, keepdims=True)
+
+    def fit_soft(self, X, targets, *, refresh=None):
+        n_samples, n_classes = targets.shape
+        self.classes_ = np.arange(n_classes)
+        self.epoch_targets_, self.refresh_inputs_ = [targets], []
+        for epoch in range(self.n_epochs - 1):
+            if refresh is not None:
+                proba = self._epoch_proba(n_samples, n_classes, epoch)
+                self.refresh_inputs_.append(proba)
+                self.epoch_targets_.append(refresh(proba))
+        return self
+
+    def fit_bits(self, X, bits):
+        self.classes_ = np.arange(bits.shape[1])
+        self.bits_ = bits
+        return self
+
+    def predict_proba(self, X):
+        return self._epoch_proba(len(X), self.classes_.size, 0)
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def test_native_estimators_learn_soft_and_bit_targets_directly():
+    X = np.zeros((4, 1))
+    soft = np.array([[0.5, 0.5, 0.0]] * 4)
+    for kind in ("soft", "bits", "hard"):
+        check_target_capability(NativeTargets(), kind)  # no sample_weight needed
+    model = fit_soft_targets(NativeTargets(), X, soft, {})
+    assert len(model.epoch_targets_) == 1 and model.epoch_targets_[0] is soft
+    bits = np.array([[1, 0, 1]] * 4, dtype=np.uint8)
+    model = fit_bit_targets(NativeTargets(), X, bits, {})
+    assert model.bits_ is bits
+    np.testing.assert_array_equal(predict_bit_scores(model, X), model.predict_proba(X))
+
+
+def test_refresh_needs_a_native_estimator():
+    with pytest.raises(ValueError, match="cannot refresh"):
+        fit_soft_targets(
+            LogisticRegression(), np.zeros((2, 1)), np.eye(2), {}, refresh=lambda p: p
+        )
+
+
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_alibi_refreshes_a_native_model_from_the_same_noise(noise):
+    # The posterior with prior p is p * posterior_uniform, renormalised, for the
+    # *same* noisy vector (Bayes). Targets that follow this identity between
+    # epochs prove the refresh reuses the one noisy release.
+    from sklearn_labeldp.classifiers import ALIBIClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(50, 2)), rng.integers(0, 4, size=50)
+    delta = 1e-5 if noise == "gaussian" else None
+    clf = ALIBIClassifier(
+        NativeTargets(n_epochs=4), epsilon=1.0, classes=np.arange(4), n_rounds=1,
+        noise=noise, delta=delta, random_state=0,
+    ).fit(X, y)
+    model = clf.estimator_
+    assert len(model.refresh_inputs_) == 3
+    np.testing.assert_array_equal(model.epoch_targets_[0], clf.soft_labels_)
+    for proba, targets in zip(model.refresh_inputs_, model.epoch_targets_[1:], strict=True):
+        expected = proba * clf.soft_labels_
+        expected /= expected.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(targets, expected, rtol=1e-9)
+        assert not np.allclose(targets, clf.soft_labels_)
+
+
+def test_alibi_without_bayes_does_not_refresh():
+    from sklearn_labeldp.classifiers import ALIBIClassifier
+
+    X, y = np.zeros((20, 1)), np.arange(20) % 2
+    clf = ALIBIClassifier(
+        NativeTargets(), epsilon=1.0, classes=[0, 1], n_rounds=1, post_processing="simplex",
+        random_state=0,
+    ).fit(X, y)
+    assert clf.estimator_.refresh_inputs_ == []
+
+
+def test_vector_approximation_trains_one_native_model_on_all_bits():
+    from sklearn_labeldp.classifiers import VectorApproxClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 2)), rng.integers(0, 5, size=30)
+    clf = VectorApproxClassifier(
+        NativeTargets(), epsilon=1.0, classes=np.arange(5), random_state=0
+    ).fit(X, y)
+    np.testing.assert_array_equal(clf.estimator_.bits_, clf.privatized_bits_)
+    assert clf.predict_proba(X).shape == (30, 5)

@@ -9,7 +9,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseLabelDPMetaClassifier
-from .._target_adapters import check_target_capability, fit_soft_targets, predict_soft_targets
+from .._target_adapters import (
+    check_target_capability,
+    fit_soft_targets,
+    predict_soft_targets,
+    supports_target_refresh,
+)
 from ..accounting import PrivacySpend, gaussian_rho, gaussian_sigma_for_approx_dp
 from ..mechanisms import (
     alibi_posterior,
@@ -53,7 +58,10 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
     n_rounds : int, default=2
         Model fits; each round after the first refines the posterior with the
         previous model as prior. Only ``post_processing="bayes"`` uses a prior,
-        so the other modes need ``n_rounds=1``.
+        so the other modes need ``n_rounds=1``. A base estimator that trains
+        by epochs and has ``fit_soft`` (:class:`sklearn_labeldp.nn.LabelDPNetClassifier`)
+        also refreshes the posterior with its current predictions after every
+        epoch, so ``n_rounds=1`` is the usual choice for it.
     post_processing : {"bayes", "simplex", "argmax"}, default="bayes"
     random_state : None, int, numpy.random.Generator or RandomState, default=None
         ``None`` draws fresh operating-system entropy.
@@ -69,7 +77,8 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
         The model of each round.
     soft_labels_ : ndarray of shape (n_samples, n_classes)
         The soft labels the last model was fitted on (post-processing of the
-        noisy labels).
+        noisy labels); for a model that refreshes them between epochs, the
+        ones its first epoch used.
     noise_scale_ : float
         The Laplace scale ``b`` or the Gaussian std ``s`` used.
     epsilon_ : float
@@ -174,14 +183,20 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
             **noise_kw,
         )
         # Everything below is post-processing of `noisy`: the labels are not read again.
+        refresh = None
+        if self.post_processing == "bayes" and supports_target_refresh(self._get_estimator()):
+            # A network refines the posterior with its own current predictions
+            # between epochs, always from the same noisy vectors (ALGORITHMS 1.5).
+            def refresh(proba):
+                return self._soft_labels(noisy, proba, scale)
+
         prior, estimators = None, []
         for round_ in range(self.n_rounds):
             if round_:
                 prior = predict_soft_targets(estimators[-1], X, labels.n_classes)
             soft = self._soft_labels(noisy, prior, scale)
-            estimators.append(
-                fit_soft_targets(self._new_estimator(estimator_rng), X, soft, fit_params)
-            )
+            estimator = self._new_estimator(estimator_rng)
+            estimators.append(fit_soft_targets(estimator, X, soft, fit_params, refresh=refresh))
         return {
             "estimator_": estimators[-1],
             "estimators_": estimators,
