@@ -1,0 +1,33 @@
+"""Deep networks with label differential privacy (PyTorch + skorch).
+
+This subpackage is imported only explicitly (``import sklearn_labeldp.nn``)
+and needs the ``torch`` extra; the rest of :mod:`sklearn_labeldp` never imports
+torch. :class:`LabelDPNetClassifier` is a scikit-learn classifier that the
+label-DP meta-estimators wrap: it trains one network on hard labels
+(``fit``), soft labels (``fit_soft``, with ALIBI's per-epoch refresh through
+:class:`TargetRefresh`) or bit vectors (``fit_bits``).
+"""
+
+try:
+    import skorch  # noqa: F401
+    import torch  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "sklearn_labeldp.nn needs PyTorch and skorch, which are not installed; "
+        'install them with: pip install "sklearn-labeldp[torch]"'
+    ) from exc
+
+from ._callbacks import TargetRefresh
+from ._losses import SoftCrossEntropyLoss, soft_cross_entropy
+from ._net import LabelDPNetClassifier
+from ._networks import FashionCNN, PreActBlock, PreActResNet18
+
+__all__ = [
+    "FashionCNN",
+    "LabelDPNetClassifier",
+    "PreActBlock",
+    "PreActResNet18",
+    "SoftCrossEntropyLoss",
+    "TargetRefresh",
+    "soft_cross_entropy",
+]

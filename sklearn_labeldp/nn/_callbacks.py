@@ -1,0 +1,94 @@
+"""skorch callbacks for label-DP training."""
+
+import numpy as np
+import torch
+from skorch.callbacks import Callback
+
+__all__ = ["TargetRefresh"]
+
+
+def check_soft_targets(targets, n_samples, n_classes=None, *, name="targets"):
+    """Validate rows on the probability simplex; return them as float32."""
+    targets = np.asarray(targets)
+    if targets.ndim != 2 or targets.shape[0] != n_samples:
+        raise ValueError(
+            f"{name} must have shape (n_samples, n_classes) = ({n_samples}, K); "
+            f"got {targets.shape}."
+        )
+    if n_classes is not None and targets.shape[1] != n_classes:
+        raise ValueError(f"{name} must have {n_classes} columns; got {targets.shape[1]}.")
+    if targets.shape[1] < 2:
+        raise ValueError(f"{name} needs at least 2 columns (classes); got {targets.shape[1]}.")
+    if not np.issubdtype(targets.dtype, np.number) or np.iscomplexobj(targets):
+        raise TypeError(f"{name} must be a real float array; got dtype {targets.dtype}.")
+    targets = targets.astype(np.float32)
+    # float32 sums of K probabilities are off by a few ulps; anything beyond
+    # this tolerance is a caller's bug (e.g. unnormalised posteriors).
+    if (
+        not np.all(np.isfinite(targets))
+        or targets.min() < -1e-6
+        or not np.allclose(targets.sum(axis=1), 1.0, atol=1e-3)
+    ):
+        raise ValueError(f"every row of {name} must lie on the probability simplex.")
+    return targets
+
+
+class TargetRefresh(Callback):
+    """Replace the soft training targets by ``refresh(proba)`` after each epoch.
+
+    After every epoch but the last, the net's current class probabilities on
+    the training inputs (``net.predict_proba``, evaluation mode) are passed to
+    ``refresh``; what it returns becomes the targets of the next epoch. This is
+    ALIBI's per-epoch posterior update: the randomized labels were drawn once,
+    before training, and ``refresh`` only post-processes them with the model's
+    prior, so the callback neither sees the true labels nor draws anything
+    random.
+
+    :meth:`LabelDPNetClassifier.fit_soft <sklearn_labeldp.nn.LabelDPNetClassifier.fit_soft>`
+    installs it under the name ``"target_refresh"`` for the duration of the fit
+    when its ``refresh`` argument is given.
+
+    Parameters
+    ----------
+    refresh : callable
+        ``refresh(proba) -> new_targets``; ``proba`` and ``new_targets`` have
+        shape (n_samples, n_classes) and rows on the probability simplex.
+
+    Attributes
+    ----------
+    n_refreshes_ : int
+        How many times ``refresh`` was called in the current fit.
+
+    References
+    ----------
+    .. [1] Malek, M., Mironov, I., Prasad, K., Shilov, I. and Tramer, F.
+       "Antipodes of label differential privacy: PATE and ALIBI", NeurIPS 2021.
+    """
+
+    def __init__(self, refresh):
+        self.refresh = refresh
+
+    def initialize(self):
+        if not callable(self.refresh):
+            raise TypeError(f"refresh must be callable; got {self.refresh!r}.")
+        self.n_refreshes_ = 0
+        self.epochs_ = 0
+        return self
+
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        self.n_refreshes_ = 0
+        self.epochs_ = 0
+
+    def on_epoch_end(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+        self.epochs_ += 1
+        if self.epochs_ >= net.max_epochs:
+            return  # nothing trains on targets after the last epoch
+        current = dataset_train.y
+        proba = net.predict_proba(dataset_train)
+        new = check_soft_targets(
+            self.refresh(proba), len(proba), current.shape[1], name="the output of refresh"
+        )
+        if isinstance(current, torch.Tensor):
+            new = torch.from_numpy(new).to(device=current.device, dtype=current.dtype)
+        dataset_train.y = new
+        self.n_refreshes_ += 1
