@@ -24,6 +24,7 @@ from sklearn_labeldp.linear_model._erm import (
     LogisticLoss,
     _feature_map,
     _minimise,
+    neighbour_bounds,
     objective_perturbation_params,
     output_perturbation_beta,
     perturbed_erm,
@@ -110,20 +111,151 @@ def test_objective_perturbation_branch_with_extra_ridge():
     assert extra == pytest.approx(0.0977552, rel=1e-5)
 
 
+# Adult, the benchmark's setting: n = 32,561, C = 0.1, Lambda = 1 / (C n), so n Lambda = 10.
+ADULT_N = 32561
+ADULT_REG = 1.0 / (0.1 * ADULT_N)
+
+
+def test_adult_branch_values_by_hand():
+    # Logistic loss, c = 1/4, whole examples (r = 2), n Lambda = 10. eps = 0.05: the paper's
+    # rule keeps Delta = 0 since eps'(0) = 0.05 - 2 log(1 + 0.25/10) = 0.000615 > 0.
+    eps_prime, extra = objective_perturbation_params(0.05, ADULT_N, ADULT_REG, 0.25)
+    assert eps_prime == pytest.approx(0.000614775, rel=1e-5) and extra == 0.0
+    # eps = 0.04: eps'(0) = 0.04 - 0.049385 < 0, so eps' = eps / 2 and
+    # Delta = 0.25 / (32561 (e^(0.04/4) - 1)) - 1/3256.1 = 7.6395e-4 - 3.0712e-4.
+    eps_prime, extra = objective_perturbation_params(0.04, ADULT_N, ADULT_REG, 0.25)
+    assert eps_prime == 0.02
+    assert extra == pytest.approx(0.25 / (ADULT_N * math.expm1(0.01)) - ADULT_REG, rel=1e-12)
+    assert extra == pytest.approx(4.568e-4, rel=1e-3)
+    # Total ridge Lambda + Delta makes the Jacobian factor exactly e^(eps/2).
+    assert 2 * math.log1p(0.25 / (ADULT_N * (ADULT_REG + extra))) == pytest.approx(0.02)
+    # eps = 1: eps'(0) = 1 - 2 log(1.025) = 0.950615 > 0: no extra ridge.
+    assert objective_perturbation_params(1.0, ADULT_N, ADULT_REG, 0.25) == (
+        pytest.approx(0.950614775), 0.0)
+    # Label change, Huber hinge h = 0.5 (c = 1, r = 1): eps'(0) = 0.05 - log(1.1) < 0.025;
+    # Delta = 1 / (32561 (e^(0.05/2) - 1)) - Lambda = 9.0606e-4.
+    eps_prime, extra = objective_perturbation_params(0.05, ADULT_N, ADULT_REG, 1.0,
+                                                     hessian_rank=1)
+    assert eps_prime == 0.025 and extra == pytest.approx(9.060558e-4, rel=1e-6)
+    assert objective_perturbation_params(1.0, ADULT_N, ADULT_REG, 1.0, hessian_rank=1) == (
+        pytest.approx(1 - math.log(1.1)), 0.0)
+    # Label change, logistic (r = 0): no Jacobian term at all.
+    assert objective_perturbation_params(0.05, ADULT_N, ADULT_REG, 0.25, hessian_rank=0) == (
+        0.05, 0.0)
+
+
+@pytest.mark.parametrize("rank", [1, 2])
+@pytest.mark.parametrize("epsilon", [0.01, 0.05, 0.2, 1.0, 5.0])
+def test_branch_is_the_papers_rule_and_spends_at_most_epsilon(rank, epsilon):
+    """Delta = 0 iff eps'(0) > 0; otherwise eps' = eps / 2 and the Jacobian takes the rest."""
+    for reg in np.geomspace(1e-6, 1e-1, 30):
+        eps_prime, extra = objective_perturbation_params(epsilon, 1000, reg, 0.25,
+                                                         hessian_rank=rank)
+        paper = epsilon - rank * math.log1p(0.25 / (1000 * reg))
+        if paper > 0:
+            assert (eps_prime, extra) == (pytest.approx(paper, rel=1e-12), 0.0)
+        else:
+            assert eps_prime == epsilon / 2 and extra >= 0
+        # The guarantee: eps' + r log(1 + c / (n (Lambda + Delta))) = eps.
+        spent = eps_prime + rank * math.log1p(0.25 / (1000 * (reg + extra)))
+        assert spent == pytest.approx(epsilon, rel=1e-9)
+
+
+def test_neighbour_bounds():
+    m = np.linspace(-6, 6, 2001)
+    logistic, huber = LogisticLoss(), HuberHingeLoss(0.5)
+    # Label flip in a binary problem: gradient change (l'(m) + l'(-m)) x.
+    assert np.allclose(np.abs(logistic.derivative(m) + logistic.derivative(-m)), 1.0)
+    assert np.max(np.abs(huber.derivative(m) + huber.derivative(-m))) == pytest.approx(2.0)
+    assert np.allclose(logistic.second_derivative(m), logistic.second_derivative(-m))
+    assert not np.allclose(huber.second_derivative(m), huber.second_derivative(-m))
+    assert neighbour_bounds(logistic, "label") == (1.0, 0)
+    assert neighbour_bounds(huber, "label") == (2.0, 1)
+    assert neighbour_bounds(logistic, "full") == neighbour_bounds(huber, "full") == (2.0, 2)
+
+
+def _log_density(loss, Z, signs, reg_total, eps_prime, g, F):
+    """log of the density of objective perturbation's output at each row of F (up to a
+    constant shared by neighbours): -(eps'/g) ||b_D(f)|| + log det(d b_D / d f)."""
+    n = Z.shape[0]
+    out = []
+    for f in F:
+        m = signs * (Z @ f)
+        b = -(Z.T @ (signs * loss.derivative(m)) + n * reg_total * f)
+        J = (Z * loss.second_derivative(m)[:, None]).T @ Z + n * reg_total * np.eye(Z.shape[1])
+        out.append(-(eps_prime / g) * np.linalg.norm(b) + np.linalg.slogdet(J)[1])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("privacy", ["label", "full"])
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberHingeLoss(0.1)], ids=["logistic", "huber"])
+@pytest.mark.parametrize("epsilon", [0.1, 1.0])
+def test_objective_perturbation_density_ratio_is_bounded(privacy, loss, epsilon):
+    """The exact output density ratio of neighbours (change of variables, 2-D) <= e^eps."""
+    rng = np.random.default_rng(0)
+    n, reg = 4, 0.05  # tiny n Lambda: the Jacobian term matters
+    g, rank = neighbour_bounds(loss, privacy)
+    eps_prime, extra = objective_perturbation_params(epsilon, n, reg, loss.c, hessian_rank=rank)
+    worst = 0.0
+    for _ in range(20):
+        Z = rng.normal(size=(n, 2))
+        Z /= np.maximum(np.linalg.norm(Z, axis=1), 1.0)[:, None] * rng.uniform(1, 1.5, (n, 1))
+        Z[0] /= np.linalg.norm(Z[0])  # the changed example on the sphere: the worst case
+        signs = rng.choice([-1.0, 1.0], n)
+        Z2, signs2 = Z.copy(), signs.copy()
+        signs2[0] = -signs[0]
+        if privacy == "full":
+            Z2[0] = rng.normal(size=2)
+            Z2[0] /= np.linalg.norm(Z2[0])
+        F = np.vstack([rng.normal(scale=s, size=(300, 2)) for s in (0.3, 3.0, 30.0)])
+        diff = (_log_density(loss, Z, signs, reg + extra, eps_prime, g, F)
+                - _log_density(loss, Z2, signs2, reg + extra, eps_prime, g, F))
+        worst = max(worst, np.abs(diff).max())
+    assert worst <= epsilon * (1 + 1e-9)
+    if privacy == "label" and isinstance(loss, LogisticLoss):
+        # Tight: far out, b_D - b_D' = +-x is aligned with b, and the ratio reaches eps.
+        assert worst > 0.95 * epsilon
+
+
+def test_output_perturbation_label_sensitivity_of_logistic_minimiser():
+    """A label flip moves the logistic minimiser by <= 1 / (n Lambda) (g = 1)."""
+    rng = np.random.default_rng(3)
+    n, reg = 30, 1.0  # strong ridge: the loss curvature hardly damps the move
+    worst = 0.0
+    for _ in range(30):
+        Z = rng.normal(size=(n, 3))
+        Z /= np.linalg.norm(Z, axis=1, keepdims=True)
+        signs = rng.choice([-1.0, 1.0], n)
+        f, _ = _minimise(LogisticLoss(), Z, signs, reg, np.zeros(3), 1e-7, 1000)
+        signs[0] *= -1
+        f2, _ = _minimise(LogisticLoss(), Z, signs, reg, np.zeros(3), 1e-7, 1000)
+        worst = max(worst, np.linalg.norm(f - f2) * n * reg)
+    assert 0.5 < worst <= 1.0 + 1e-4  # (the paper's g = 2 would allow 2)
+    assert output_perturbation_beta(2.0, n, reg, 1.0) == pytest.approx(n * reg * 2.0)
+
+
 @pytest.mark.parametrize(
     "estimator, c",
     [(DPLogisticRegression(), 0.25), (DPLinearSVC(huber_width=0.2), 2.5)],
 )
+@pytest.mark.parametrize("privacy", ["label", "full"])
 @pytest.mark.parametrize("epsilon", [0.05, 5.0])
-def test_estimator_uses_the_objective_branch(estimator, c, epsilon):
+def test_estimator_uses_the_objective_branch(estimator, c, privacy, epsilon):
     X, y = _blobs(2, n=200)
-    estimator.set_params(epsilon=epsilon, C=0.5, data_norm=20.0, classes=[0, 1], random_state=0)
+    estimator.set_params(epsilon=epsilon, C=0.1, data_norm=20.0, classes=[0, 1], random_state=0,
+                         privacy=privacy)
     estimator.fit(X, y)
     plan = estimator.perturbation_
-    expected = objective_perturbation_params(epsilon, 200, 1.0 / (0.5 * 200), c)
+    g, rank = neighbour_bounds(estimator._loss(), privacy)
+    reg = 1.0 / (2 * 0.1 * 200)  # Lambda = 1 / (2 C n) on z with an intercept
+    assert plan["regularization"] == pytest.approx(reg)
+    expected = objective_perturbation_params(epsilon, 200, reg, c, hessian_rank=rank)
     assert (plan["epsilon_prime"], plan["extra_regularization"]) == expected
+    assert (plan["gradient_sensitivity"], plan["hessian_rank"]) == (g, rank)
+    assert plan["noise_scale"] == pytest.approx(g / expected[0])
     assert plan["c"] == c
-    assert (expected[1] > 0) == (epsilon == 0.05)  # both branches are exercised
+    # Both branches are exercised where the Jacobian term exists.
+    assert (expected[1] > 0) == (epsilon == 0.05 and rank > 0)
 
 
 def test_huber_hinge_loss_bounds():
@@ -236,11 +368,12 @@ def test_logistic_agrees_with_sklearn_at_huge_epsilon(params):
     clf = DPLogisticRegression(
         epsilon=1e9, C=1.0, data_norm=R, classes=[0, 1], random_state=0, **params
     ).fit(X_train, y_train)
-    # The non-private counterpart: scikit-learn on the same features (intercept as feature).
+    # The non-private counterpart: scikit-learn's C on u = [x / R, 1] (a regularised
+    # intercept, as liblinear's intercept_scaling=1), i.e. sqrt(2) times the mapped features.
     ref = LogisticRegression(C=1.0, fit_intercept=False, tol=1e-10, max_iter=10000)
-    ref.fit(_feature_map(X_train, R, True), y_train)
+    ref.fit(math.sqrt(2) * _feature_map(X_train, R, True), y_train)
     # Predictions do not clip: the same map without clipping.
-    Z_test = np.hstack([X_test / R, np.ones((len(X_test), 1))]) / math.sqrt(2)
+    Z_test = np.hstack([X_test / R, np.ones((len(X_test), 1))])
     agree = np.mean(clf.predict(X_test) == ref.predict(Z_test))
     assert agree >= 0.99
     if params["solver"] in ("objective", "output", "newton"):
@@ -257,7 +390,7 @@ def test_multiclass_logistic_agrees_with_one_vs_rest(solver):
         solver=solver, max_iter=20 if solver == "newton" else None, classes=range(4),
         random_state=0,
     ).fit(X, y)
-    Z = _feature_map(X, R, True)
+    Z = math.sqrt(2) * _feature_map(X, R, True)  # [x / R, 1]
     ref = OneVsRestClassifier(LogisticRegression(C=2.0, fit_intercept=False, tol=1e-10)).fit(Z, y)
     assert np.mean(clf.predict(X) == ref.predict(Z)) >= 0.99
 
@@ -274,7 +407,7 @@ def test_svc_agrees_with_non_private_minimiser(solver, n_classes):
         epsilon=1e9, C=C, huber_width=0.3, data_norm=R, solver=solver,
         classes=range(n_classes), random_state=0,
     ).fit(X, y)
-    Z = _feature_map(X, R, True)
+    Z = math.sqrt(2) * _feature_map(X, R, True)  # [x / R, 1], penalty ||w||^2 / (2 C n)
     n = Z.shape[0]
     positives = [1] if n_classes == 2 else range(n_classes)
     F = np.array([
@@ -302,6 +435,24 @@ def test_convergence_error_when_max_iter_too_small(Estimator, solver):
     assert issubclass(ConvergenceError, ValueError)
 
 
+def test_newton_and_lbfgs_find_the_same_minimiser():
+    X, y = _blobs(2, n=400)
+    Z = _feature_map(X, 20.0, True)
+    signs = np.where(y == 1, 1.0, -1.0)
+    linear = sample_l2_gamma_noise(Z.shape[1], 0.01, np.random.default_rng(0))
+
+    class LBFGSLogistic(LogisticLoss):
+        newton = False
+
+    f_newton, it_newton = _minimise(LogisticLoss(), Z, signs, 1e-3, linear, 1e-9, 1000)
+    f_lbfgs, it_lbfgs = _minimise(LBFGSLogistic(), Z, signs, 1e-3, linear, 1e-9, 1000)
+    # Strong convexity 1e-3: both within ||grad|| / 1e-3 of the minimiser.
+    assert np.linalg.norm(f_newton - f_lbfgs) <= 2e-6
+    assert it_newton < 15 < it_lbfgs
+    f_sparse, _ = _minimise(LogisticLoss(), sp.csr_matrix(Z), signs, 1e-3, linear, 1e-9, 1000)
+    assert np.linalg.norm(f_sparse - f_newton) <= 2e-6
+
+
 # --------------------------------------------------------------------------- features
 
 
@@ -312,6 +463,14 @@ def test_feature_map_clips_and_maps_back():
     assert np.allclose(Z[1], np.array([0.3, 0.4, 1.0]) / math.sqrt(2))
     assert np.all(np.linalg.norm(Z, axis=1) <= 1 + 1e-12)
     assert np.allclose(_feature_map(X, 10.0, False), X / 10.0)
+
+
+@pytest.mark.parametrize("fit_intercept, factor", [(True, 2), (False, 1)])
+def test_regularization_matches_sklearn_C(fit_intercept, factor):
+    X, y = _blobs(2, n=300)
+    clf = DPLogisticRegression(C=0.5, fit_intercept=fit_intercept, data_norm=20.0,
+                               classes=[0, 1], random_state=0).fit(X, y)
+    assert clf.perturbation_["regularization"] == pytest.approx(1 / (factor * 0.5 * 300))
 
 
 def test_coefficients_are_reported_on_raw_features():
