@@ -7,17 +7,18 @@ DP) or post-processing of its output (PSD projection, Cholesky solves).
 """
 
 import math
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from joblib import cpu_count
-from scipy.linalg import cho_factor, cho_solve, eigh
+from scipy.linalg import cho_factor, cho_solve
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
 from ..accounting import PrivacySpend, gaussian_sigma_for_approx_dp
@@ -87,15 +88,23 @@ def least_squares_noise_stds(privacy, formulation, noise_multiplier, clip_norm):
     return stds
 
 
-def _symmetric_noise(rng, batch_shape, p, std):
-    """Symmetric Gaussian matrices: upper triangle (with diagonal) iid N(0, std^2), mirrored."""
+def _add_symmetric_noise(M, rng, std):
+    """Add symmetric Gaussian noise to the matrices ``M`` (..., p, p), in place.
+
+    The noise has its upper triangle (with the diagonal) iid ``N(0, std^2)``, drawn
+    in one call in the row-major order of ``np.triu_indices(p)``, and mirrored. The
+    matrices are updated one at a time through a ``p x p`` buffer: no noise array
+    of the size of ``M`` is allocated.
+    """
+    p = M.shape[-1]
     rows, cols = np.triu_indices(p)
-    values = rng.standard_normal((*batch_shape, rows.size))
+    values = rng.standard_normal((*M.shape[:-2], rows.size))
     values *= std
-    noise = np.empty((*batch_shape, p, p))
-    noise[..., rows, cols] = values
-    noise[..., cols, rows] = values
-    return noise
+    noise = np.empty((p, p))
+    for index in np.ndindex(M.shape[:-2]):
+        noise[rows, cols] = values[index]
+        noise[cols, rows] = values[index]
+        M[index] += noise
 
 
 def _gram(Z):
@@ -168,29 +177,79 @@ def noisy_least_squares_statistics(
     b = np.asarray(safe_sparse_dot(one_hot.T, Z, dense_output=True)).T.copy()
     stats = {"b": b}
     if formulation == "weighted":
-        A = np.empty((n_classes, p, p))
-        order = np.argsort(codes, kind="stable")
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=n_classes))])
-        Z_sorted = Z[order]
-        for j in range(n_classes):
-            A[j] = _gram(Z_sorted[bounds[j] : bounds[j + 1]])
-        stats["A"] = A
+        stats["A"] = _class_grams(Z, codes, n_classes)
     if privacy == "full":
         # Under full DP the mechanism also reads the features; G = sum_j A_j exactly.
         stats["G"] = stats["A"].sum(axis=0) if formulation == "weighted" else _gram(Z)
     if noise_multiplier > 0:
         stats["b"] += stds["b"] * rng.standard_normal(b.shape)
         if "A" in stats:
-            stats["A"] += _symmetric_noise(rng, (n_classes,), p, stds["A"])
+            _add_symmetric_noise(stats["A"], rng, stds["A"])
         if "G" in stats:
-            stats["G"] += _symmetric_noise(rng, (), p, stds["G"])
+            _add_symmetric_noise(stats["G"], rng, stds["G"])
     return stats
+
+
+def _class_grams(Z, codes, n_classes):
+    """``A_j = Z_j^T Z_j`` for the rows ``Z_j`` of each class (stacked).
+
+    Dense rows are gathered class by class into a buffer the size of the largest
+    class, which stays in cache (no sorted copy of ``Z``), and ``rows.T @ rows``
+    is a symmetric rank-k update (numpy calls ``syrk``). The classes run on
+    :func:`_map_classes`' thread pool, one buffer per thread.
+    """
+    p = Z.shape[1]
+    A = np.empty((n_classes, p, p))
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes, minlength=n_classes)
+    bounds = np.concatenate([[0], np.cumsum(counts)])
+    if sp.issparse(Z):
+        Z_sorted = Z[order]
+        for j in range(n_classes):
+            A[j] = _gram(Z_sorted[bounds[j] : bounds[j + 1]])
+        return A
+    Z = np.ascontiguousarray(Z, dtype=np.float64)
+    local = threading.local()
+
+    def class_gram(j):
+        if not hasattr(local, "buffer"):
+            local.buffer = np.empty((int(counts.max(initial=0)), p))
+        rows = local.buffer[: counts[j]]
+        np.take(Z, order[bounds[j] : bounds[j + 1]], axis=0, out=rows)
+        np.matmul(rows.T, rows, out=A[j])
+
+    _map_classes(class_gram, n_classes, parallel=p >= 32)
+    return A
+
+
+def _n_blas_threads():
+    """Threads the BLAS may use now: the caller's ``threadpool_limits`` are respected."""
+    counts = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    return max(counts) if counts else cpu_count(only_physical_cores=False)
+
+
+def _map_classes(function, n_classes, *, parallel=True):
+    """``[function(j) for j in range(n_classes)]``, on a thread pool.
+
+    The per-class problems are small dense ones (p x p) that a multithreaded BLAS
+    does not speed up much one at a time (and slows down a lot when the cores are
+    shared with other processes): they run side by side instead, as many as the
+    BLAS has threads now, with one BLAS thread each. numpy's BLAS and LAPACK calls
+    release the GIL. Each class's result depends on nothing but its inputs, so
+    it does not depend on the scheduling.
+    """
+    n_threads = max(1, min(n_classes, _n_blas_threads())) if parallel else 1
+    if n_threads == 1:
+        return [function(j) for j in range(n_classes)]
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_threads) as pool:
+        return list(pool.map(function, range(n_classes)))
 
 
 def project_psd(M):
     """Project symmetric matrices (stacked on the leading axes) onto the PSD cone.
 
     Eigenvalues below 0 are set to 0: the nearest PSD matrix in Frobenius norm.
+    Only the lower triangle of each matrix is read.
 
     Parameters
     ----------
@@ -213,49 +272,72 @@ def project_psd(M):
     out = np.empty_like(M)
     flat_in, flat_out = M.reshape(-1, *M.shape[-2:]), out.reshape(-1, *M.shape[-2:])
     for k in range(flat_in.shape[0]):
-        flat_out[k] = _project_psd_one(flat_in[k].copy())
+        flat_out[k] = _project_psd_one(flat_in[k])
     return out
 
 
-def _project_psd_one(M):
-    """PSD projection of one symmetric matrix (``M`` is overwritten)."""
-    # LAPACK's divide and conquer (syevd) is the fastest full eigensolver here.
-    w, V = eigh(M, driver="evd", overwrite_a=True, check_finite=False)
-    positive = w > 0
-    if 2 * positive.sum() <= w.size:
-        kept = V[:, positive]
-        out = (kept * w[positive]) @ kept.T
-    else:  # fewer negative eigenvalues: subtract their part from V diag(w) V^T
-        dropped = V[:, ~positive]
-        out = (V * w) @ V.T - (dropped * w[~positive]) @ dropped.T
-    out += out.T
-    out /= 2.0
+def _symmetrize_lower(M):
+    """The symmetric matrix whose lower triangle is that of ``M`` (a new array)."""
+    out = np.tril(M)
+    out += np.tril(M, -1).T
     return out
+
+
+def _project_psd_one(M, *, try_cholesky=True):
+    """PSD projection of one symmetric matrix (its lower triangle; ``M`` is not modified).
+
+    With ``M = V diag(w) V^T``, the projection is ``V diag(max(w, 0)) V^T``. Two
+    shortcuts give the same matrix (up to rounding) with less work:
+
+    - a matrix that is positive definite (its Cholesky factorisation succeeds)
+      is its own projection: no eigendecomposition;
+    - with fewer negative than positive eigenvalues, it is ``M - V_- diag(w_-)
+      V_-^T`` over the negative ones only, else ``V_+ diag(w_+) V_+^T``; each
+      product is a symmetric rank-k update ``S S^T`` with ``S = V_+- sqrt(|w_+-|)``,
+      exactly symmetric.
+
+    numpy's LAPACK calls release the GIL (scipy's wrappers hold it), so this runs
+    in parallel on a thread pool.
+    """
+    if try_cholesky:
+        try:
+            np.linalg.cholesky(M)
+        except np.linalg.LinAlgError:
+            pass
+        else:
+            return _symmetrize_lower(M)
+    w, V = np.linalg.eigh(M)  # LAPACK syevd (divide and conquer), as scipy's driver="evd"
+    negative = w < 0
+    n_negative = int(np.count_nonzero(negative))
+    if n_negative == 0:
+        return _symmetrize_lower(M)
+    if 2 * n_negative < w.size:
+        scaled = V[:, negative] * np.sqrt(-w[negative])
+        out = scaled @ scaled.T
+        out += _symmetrize_lower(M)  # M - V_- diag(w_-) V_-^T, with w_- < 0
+        return out
+    positive = ~negative
+    scaled = V[:, positive] * np.sqrt(w[positive])
+    return scaled @ scaled.T
 
 
 def _solve_one_class(A_j, b_j, base):
-    # Project A~_j to the PSD cone, add alpha G + lambda I, factorise in place.
+    # Project A~_j to the PSD cone, add alpha G + lambda I, solve by Cholesky.
     system = _project_psd_one(A_j)
     system += base
-    factor = cho_factor(system, lower=True, overwrite_a=True, check_finite=False)
-    return cho_solve(factor, b_j, check_finite=False)
+    factor = np.linalg.cholesky(system)  # lower; numpy releases the GIL
+    return cho_solve((factor, True), b_j, check_finite=False)
 
 
 def _solve_weighted(A, b, base):
-    """``theta_j = (PSD(A~_j) + base)^-1 b~_j`` for every class (``A`` is overwritten).
+    """``theta_j = (PSD(A~_j) + base)^-1 b~_j`` for every class, on a thread pool.
 
-    The classes are independent small dense problems (eigendecomposition and
-    Cholesky of a p x p matrix), which LAPACK does not parallelise well one at a
-    time: they run on a thread pool, one BLAS thread each. The noise was drawn
-    before, so the result does not depend on the scheduling.
+    The noise was drawn before: the result does not depend on the scheduling.
     """
-    n_classes = A.shape[0]
-    n_threads = max(1, min(n_classes, cpu_count(only_physical_cores=False)))
-    if n_threads == 1 or A.shape[1] < 32:
-        return np.stack([_solve_one_class(A[j], b[:, j], base) for j in range(n_classes)])
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_threads) as pool:
-        rows = pool.map(lambda j: _solve_one_class(A[j], b[:, j], base), range(n_classes))
-        return np.stack(list(rows))
+    rows = _map_classes(
+        lambda j: _solve_one_class(A[j], b[:, j], base), A.shape[0], parallel=A.shape[1] >= 32
+    )
+    return np.stack(rows)
 
 
 class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
@@ -347,8 +429,11 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     Predictions use the raw features (as for any scikit-learn linear model),
     not clipped ones: scale test features like the training features.
     Sparse ``X`` is supported; the Gramians are dense ``p x p`` (``n_classes``
-    of them for ``"weighted"``). The per-class PSD projections and Cholesky
-    solves of ``"weighted"`` run on a thread pool (one BLAS thread each).
+    of them for ``"weighted"``). The per-class Gramians, PSD projections and
+    Cholesky solves of ``"weighted"`` run on a thread pool with as many workers
+    as the BLAS may use threads (set it with ``threadpoolctl.threadpool_limits``),
+    one BLAS thread each. A noisy Gramian that is already positive definite is
+    its own PSD projection and needs no eigendecomposition.
 
     References
     ----------
@@ -430,14 +515,24 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     def _design(self, X):
         """Clipped rows, with the public constant column inside the norm bound."""
         C = float(self.clip_norm)
-        Z = clip_rows(X, C)
-        if not self.fit_intercept:
-            return Z
-        if sp.issparse(Z):
+        if not self.fit_intercept or sp.issparse(X):
+            Z = clip_rows(X, C)
+            if not self.fit_intercept:
+                return Z
             ones = sp.csr_matrix(np.full((Z.shape[0], 1), C))
             return sp.hstack([Z, ones], format="csr") / math.sqrt(2.0)
-        design = np.empty((Z.shape[0], Z.shape[1] + 1))
-        np.multiply(Z, 1.0 / math.sqrt(2.0), out=design[:, :-1])
+        # Dense with intercept: clip straight into the design (one copy of X, not two);
+        # the same operations as clip_rows then the 1/sqrt(2) scaling, bit for bit.
+        X = np.asarray(X, dtype=np.float64)
+        if not (np.isfinite(C) and C > 0):
+            raise ValueError(f"the clipping norm must be a finite number > 0; got {C!r}.")
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+        scale = np.ones_like(norms)
+        over = norms > C
+        scale[over] = C / norms[over]
+        design = np.empty((X.shape[0], X.shape[1] + 1))
+        np.multiply(X, scale[:, None], out=design[:, :-1])
+        design[:, :-1] *= 1.0 / math.sqrt(2.0)
         design[:, -1] = C / math.sqrt(2.0)
         return design
 

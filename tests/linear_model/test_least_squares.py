@@ -9,15 +9,18 @@ import scipy.sparse as sp
 from sklearn.datasets import load_breast_cancer, make_classification
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
+from threadpoolctl import threadpool_limits
 
 from sklearn_labeldp import PrivacyLeakWarning
 from sklearn_labeldp.accounting import BudgetAccountant, zcdp_to_approx_dp
+from sklearn_labeldp.linear_model import _least_squares
 from sklearn_labeldp.linear_model._least_squares import (
     DPLeastSquaresClassifier,
     least_squares_noise_stds,
     noisy_least_squares_statistics,
     project_psd,
 )
+from sklearn_labeldp.linear_model._preprocessing import clip_rows
 
 SQRT2 = math.sqrt(2.0)
 
@@ -201,6 +204,148 @@ def test_project_psd():
     np.testing.assert_allclose(project_psd(S), S, atol=1e-10)
     w, V = np.linalg.eigh(M[0])
     np.testing.assert_allclose(P[0], (V * np.maximum(w, 0)) @ V.T, atol=1e-12)
+
+
+def _reference_projection(M):
+    """V diag(max(w, 0)) V^T from a full eigendecomposition (the definition)."""
+    w, V = np.linalg.eigh(M)
+    return (V * np.maximum(w, 0.0)) @ V.T
+
+
+def _symmetric(rng, p, shift=0.0):
+    M = rng.normal(size=(p, p))
+    return (M + M.T) / 2.0 + shift * np.eye(p)
+
+
+def _psd_cases():
+    """(name, matrix) with every branch of the projection: PD, few / many / all negative."""
+    rng = np.random.default_rng(7)
+    p = 40
+    B = rng.normal(size=(p, 3 * p))
+    PD = B @ B.T / p  # well-conditioned positive definite
+    return [
+        ("positive definite", PD),
+        ("few negative", _symmetric(rng, p, shift=2.0)),  # some eigenvalues < 0
+        ("half negative", _symmetric(rng, p)),
+        ("many negative", _symmetric(rng, p, shift=-2.0)),
+        ("negative definite", -PD),
+        ("PSD, singular", B[:, :5] @ B[:, :5].T),
+        ("zero", np.zeros((p, p))),
+    ]
+
+
+@pytest.mark.parametrize("name, M", _psd_cases(), ids=[c[0] for c in _psd_cases()])
+def test_projection_shortcuts_equal_eigendecomposition(name, M):
+    # The Cholesky fast path and the rank-k updates over the smaller side of the
+    # spectrum give the definition's V diag(max(w, 0)) V^T (to 1e-10).
+    expected = _reference_projection(M)
+    scale = max(1.0, np.abs(M).max())
+    for try_cholesky in (True, False):
+        P = _least_squares._project_psd_one(M, try_cholesky=try_cholesky)
+        assert np.array_equal(P, P.T)
+        np.testing.assert_allclose(P, expected, rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(project_psd(M), expected, rtol=0, atol=1e-10 * scale)
+
+
+def test_projection_of_non_psd_matrix_is_done(monkeypatch):
+    rng = np.random.default_rng(8)
+    M = _symmetric(rng, 30, shift=1.0)
+    assert np.linalg.eigvalsh(M).min() < -0.5
+    calls = []
+    eigh = np.linalg.eigh
+    monkeypatch.setattr(np.linalg, "eigh", lambda a: calls.append(1) or eigh(a))
+    P = _least_squares._project_psd_one(M)
+    assert calls, "a matrix that is not positive definite needs the eigendecomposition"
+    assert np.linalg.eigvalsh(P).min() > -1e-10
+    assert np.abs(P - M).max() > 0.1
+    np.testing.assert_allclose(P, _reference_projection(M), atol=1e-10)
+
+
+def test_positive_definite_matrix_skips_eigendecomposition(monkeypatch):
+    rng = np.random.default_rng(9)
+    M = _symmetric(rng, 30, shift=20.0)
+    assert np.linalg.eigvalsh(M).min() > 1.0
+
+    def forbidden(a):
+        raise AssertionError("eigh called on a positive definite matrix")
+
+    monkeypatch.setattr(np.linalg, "eigh", forbidden)
+    np.testing.assert_array_equal(_least_squares._project_psd_one(M), M)
+
+
+def test_projection_reads_the_lower_triangle():
+    # Like LAPACK's eigh on both paths: the upper triangle is ignored.
+    rng = np.random.default_rng(10)
+    for M in (_symmetric(rng, 12, shift=10.0), _symmetric(rng, 12)):
+        garbage = M + np.triu(rng.normal(size=M.shape), 1)
+        np.testing.assert_allclose(
+            _least_squares._project_psd_one(garbage), _reference_projection(M), atol=1e-10
+        )
+
+
+def test_symmetric_noise_is_the_upper_triangle_draw_mirrored():
+    # One standard normal draw of shape (batch, p(p+1)/2), times std, in the order of
+    # np.triu_indices: the same function of the generator as the specification.
+    p, std = 5, 3.0
+    M = np.arange(2 * 3 * p * p, dtype=float).reshape(2, 3, p, p)
+    M = M + np.swapaxes(M, -1, -2)
+    noisy = M.copy()
+    _least_squares._add_symmetric_noise(noisy, np.random.default_rng(5), std)
+    values = std * np.random.default_rng(5).standard_normal((2, 3, p * (p + 1) // 2))
+    rows, cols = np.triu_indices(p)
+    noise = np.zeros_like(M)
+    noise[..., rows, cols] = values
+    noise[..., cols, rows] = values
+    np.testing.assert_array_equal(noisy, M + noise)
+
+
+@pytest.mark.parametrize("p", [6, 40])  # 40: on the thread pool
+def test_class_grams_match_direct_computation(p, monkeypatch):
+    rng = np.random.default_rng(11)
+    Z = rng.normal(size=(300, p))
+    codes = rng.choice([0, 1, 3], size=300)  # class 2 is empty
+    exact = _exact_statistics(Z, codes, 4)["A"]
+    with threadpool_limits(limits=1, user_api="blas"):
+        serial = _least_squares._class_grams(Z, codes, 4)
+    monkeypatch.setattr(_least_squares, "_n_blas_threads", lambda: 3)
+    dense = _least_squares._class_grams(Z, codes, 4)
+    sparse = _least_squares._class_grams(sp.csr_matrix(Z), codes, 4)
+    np.testing.assert_allclose(dense, exact, atol=1e-12)
+    np.testing.assert_allclose(sparse, exact, atol=1e-12)
+    np.testing.assert_allclose(dense, serial, rtol=1e-14, atol=1e-14)
+    assert np.array_equal(dense[2], np.zeros((p, p)))
+    assert np.array_equal(dense, np.swapaxes(dense, 1, 2))
+
+
+def test_threaded_class_solves_equal_serial(monkeypatch):
+    # The per-class solves on a thread pool give the serial result, class by class.
+    rng = np.random.default_rng(12)
+    K, p = 7, 40
+    A = np.stack([_symmetric(rng, p, shift=s) for s in np.linspace(-3.0, 30.0, K)])
+    b = rng.normal(size=(p, K))
+    base = _symmetric(rng, p, shift=0.0) @ _symmetric(rng, p).T + 5.0 * np.eye(p)
+    base = (base + base.T) / 2.0 + 50.0 * np.eye(p)
+    with threadpool_limits(limits=1, user_api="blas"):
+        assert _least_squares._n_blas_threads() == 1
+        serial = _least_squares._solve_weighted(A.copy(), b, base)
+    monkeypatch.setattr(_least_squares, "_n_blas_threads", lambda: 3)
+    threaded = _least_squares._solve_weighted(A.copy(), b, base)
+    np.testing.assert_allclose(threaded, serial, rtol=1e-12, atol=1e-14)
+    expected = np.stack([
+        np.linalg.solve(_reference_projection(A[j]) + base, b[:, j]) for j in range(K)
+    ])
+    np.testing.assert_allclose(threaded, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_dense_design_is_clip_rows_then_scaling():
+    # The one-pass dense design equals clip_rows followed by the 1/sqrt(2) scaling, bit
+    # for bit, and the sparse design to rounding.
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(50, 4)) * rng.uniform(0.1, 3.0, size=(50, 1))
+    clf = DPLeastSquaresClassifier(clip_norm=2.0, classes=[0, 1])
+    expected = np.hstack([clip_rows(X, 2.0), np.full((50, 1), 2.0)]) * (1.0 / SQRT2)
+    np.testing.assert_array_equal(clf._design(X), expected)
+    np.testing.assert_allclose(clf._design(sp.csr_matrix(X)).toarray(), expected, rtol=1e-14)
 
 
 # ----------------------------------------------------------------------------- accounting
