@@ -29,16 +29,6 @@ from sklearn_labeldp.nn import (  # noqa: E402
 N_SAMPLES = 96
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # Tiny networks gain nothing from intra-op threads, and with pytest-xdist
-    # workers on 2 cores extra threads only oversubscribe the machine.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def data():
     X, y = load_digits(return_X_y=True)

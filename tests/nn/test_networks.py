@@ -10,16 +10,6 @@ from torch import nn  # noqa: E402
 from sklearn_labeldp.nn import FashionCNN, PreActBlock, PreActResNet18  # noqa: E402
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # Tiny networks gain nothing from intra-op threads, and with pytest-xdist
-    # workers on 2 cores extra threads only oversubscribe the machine.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 @pytest.mark.parametrize("n_outputs", [10, 3])
 def test_fashion_cnn_flat_inputs(n_outputs):
     net = FashionCNN(n_outputs=n_outputs).eval()
