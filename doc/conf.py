@@ -100,19 +100,24 @@ html_show_sourcelink = False
 # -- Extension hooks -----------------------------------------------------------
 
 
-def _skip_scikit_learn_members(app, what, name, obj, skip, options):
-    """Leave out methods a class inherits unchanged from scikit-learn.
+# Libraries whose inherited members are documented by the library itself.
+_FOREIGN_PACKAGES = ("sklearn", "skorch", "torch")
 
-    ``get_params``, ``set_params``, ``score`` and the ``set_*_request`` methods
-    carry scikit-learn's docstrings, whose cross-references point into
-    scikit-learn's own documentation (its glossary and user-guide labels), which
-    this offline build cannot resolve. The class template names them instead.
+
+def _skip_foreign_members(app, what, name, obj, skip, options):
+    """Leave out methods a class inherits unchanged from scikit-learn, skorch or torch.
+
+    Their docstrings cross-reference the other project's documentation (and
+    torch's are not numpydoc), which this offline build cannot render or
+    resolve. The class template names scikit-learn's standard methods instead;
+    :class:`~sklearn_labeldp.nn.LabelDPNetClassifier` and the networks refer to
+    skorch and torch for theirs.
     """
     module = getattr(obj, "__module__", None) or ""
-    if what == "class" and module.startswith("sklearn."):
+    if what == "class" and module.split(".")[0] in _FOREIGN_PACKAGES:
         return True
     return None
 
 
 def setup(app):
-    app.connect("autodoc-skip-member", _skip_scikit_learn_members)
+    app.connect("autodoc-skip-member", _skip_foreign_members)

@@ -649,7 +649,7 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, n_outputs_), float64
+        proba : ndarray of shape (n_samples, ``n_outputs_``), float64
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
