@@ -17,7 +17,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         'install them with: pip install "sklearn-labeldp[torch]"'
     ) from exc
 
-from ._callbacks import TargetRefresh
+from ._callbacks import TargetRefresh, WarmupLinearDecay
 from ._losses import SoftCrossEntropyLoss, soft_cross_entropy
 from ._net import LabelDPNetClassifier
 from ._networks import FashionCNN, PreActBlock, PreActResNet18
@@ -29,5 +29,6 @@ __all__ = [
     "PreActResNet18",
     "SoftCrossEntropyLoss",
     "TargetRefresh",
+    "WarmupLinearDecay",
     "soft_cross_entropy",
 ]
