@@ -38,7 +38,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.linalg.blas import ssyrk
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
@@ -246,6 +246,25 @@ def objective_perturbation_params(epsilon, n_samples, reg, c, *, hessian_rank=2)
 _NEWTON_MAX_DIM = 500
 
 
+def _factor_preconditioner(hessian):
+    """Cholesky factor of the Newton matrix, lifted off the PSD boundary if needed.
+
+    A Hessian formed in single precision can have eigenvalues of about
+    ``-d * eps32 * max(diag)`` where the exact one is singular (collinear
+    columns such as one-hot blocks plus the intercept) and ``reg`` is smaller
+    than that. The matrix only steers the steps, so adding that rounding level
+    to the diagonal keeps the method a descent method and changes nothing about
+    the minimiser it converges to.
+    """
+    try:
+        return cho_factor(hessian, lower=False, check_finite=False)
+    except LinAlgError:
+        d = hessian.shape[0]
+        lifted = hessian.copy()
+        lifted.flat[:: d + 1] += d * np.finfo(np.float32).eps * np.abs(hessian.diagonal()).max()
+        return cho_factor(lifted, lower=False, check_finite=False)
+
+
 def _newton(fun, loss, Z, signs, reg, tol, max_iter):
     """Damped Newton (Armijo backtracking) from 0; ``(f, n_iter, message)``.
 
@@ -273,8 +292,7 @@ def _newton(fun, loss, Z, signs, reg, tol, max_iter):
             # Upper triangle of scaled^T scaled (the lower one is not read below).
             hessian = ssyrk(1.0, scaled.T).astype(np.float64)
         hessian.flat[:: d + 1] += reg
-        step = cho_solve(cho_factor(hessian, lower=False, check_finite=False), grad,
-                         check_finite=False)
+        step = cho_solve(_factor_preconditioner(hessian), grad, check_finite=False)
         slope, t = float(grad @ step), 1.0
         while True:
             candidate = f - t * step
@@ -398,12 +416,12 @@ def perturbed_erm(
     Returns
     -------
     coef : ndarray of shape (n_problems, d)
-    n_iter : int
-        The largest number of optimiser iterations over the problems.
+        Only the coefficients: the optimiser's iteration count depends on the
+        labels and is not covered by the guarantee, so it is not released.
     """
     n, d = Z.shape
     positives = [1] if n_classes == 2 else range(n_classes)
-    coef, n_iter = np.zeros((len(positives), d)), 0
+    coef = np.zeros((len(positives), d))
     for row, positive in enumerate(positives):
         signs = np.where(codes == positive, 1.0, -1.0)
         if solver == "objective":
@@ -411,13 +429,12 @@ def perturbed_erm(
                 epsilon_problem, n, reg, loss.c, hessian_rank=hessian_rank
             )
             b = sample_l2_gamma_noise(d, gradient_sensitivity / eps_prime, random_state)
-            coef[row], it = _minimise(loss, Z, signs, reg + extra, b / n, tol, max_iter)
+            coef[row], _ = _minimise(loss, Z, signs, reg + extra, b / n, tol, max_iter)
         else:
-            f, it = _minimise(loss, Z, signs, reg, np.zeros(d), tol, max_iter)
+            f, _ = _minimise(loss, Z, signs, reg, np.zeros(d), tol, max_iter)
             beta = output_perturbation_beta(epsilon_problem, n, reg, gradient_sensitivity)
             coef[row] = f + sample_l2_gamma_noise(d, 1.0 / beta, random_state)
-        n_iter = max(n_iter, it)
-    return coef, n_iter
+    return coef
 
 
 # ---------------------------------------------------------------------------
@@ -497,7 +514,7 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         Z = _feature_map(X, self.data_norm, self.fit_intercept)
-        coef, n_iter = labels.release(
+        coef = labels.release(
             perturbed_erm,
             np.arange(labels.n_samples),
             Z=Z,
@@ -512,7 +529,7 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
             max_iter=1000 if self.max_iter is None else self.max_iter,
             random_state=mechanism_rng,
         )
-        return {**self._unmap(coef), "n_iter_": n_iter, "perturbation_": plan}
+        return {**self._unmap(coef), "perturbation_": plan}
 
     def _unmap(self, coef):
         """Coefficients on ``z`` -> ``coef_`` and ``intercept_`` on the raw features."""
@@ -646,7 +663,9 @@ class DPLogisticRegression(_BasePrivateERM):
     coef_ : ndarray of shape (1, n_features) for two classes, else (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
     n_iter_ : int
-        Optimiser iterations (the largest over the binary problems) or ``T``.
+        ``T``, for the solvers "newton" and "fc" only. Objective and output
+        perturbation do not report their optimiser's iteration count: it
+        depends on the labels, and the guarantee covers only the coefficients.
     perturbation_ : dict
         Public parameters of the mechanism (epsilon per problem, eps', Delta,
         beta, noise multiplier, rho, ...).
@@ -830,7 +849,6 @@ class DPLinearSVC(_BasePrivateERM):
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
-    n_iter_ : int
     perturbation_ : dict
     epsilon_ : float
     delta_ : float

@@ -389,6 +389,11 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         """
         if refresh is not None and not callable(refresh):
             raise TypeError(f"refresh must be None or callable; got {refresh!r}.")
+        if refresh is not None and self.train_split is not None:
+            raise ValueError(
+                "refresh recomputes the targets of every training example, which needs "
+                "train_split=None (the meta-estimators hold labels out themselves)."
+            )
         targets = check_soft_targets(targets, _num_samples(X))
         X = self._validate_X(X, reset=True)
         classes = np.arange(targets.shape[1])

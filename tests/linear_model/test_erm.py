@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy import stats
-from sklearn.datasets import load_breast_cancer, make_blobs
+from scipy.linalg import LinAlgError, cho_factor
+from scipy.linalg.blas import ssyrk
+from sklearn.datasets import load_breast_cancer, make_blobs, make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.multiclass import OneVsRestClassifier
@@ -22,6 +24,7 @@ from sklearn_labeldp.linear_model._erm import (
     DPLogisticRegression,
     HuberHingeLoss,
     LogisticLoss,
+    _factor_preconditioner,
     _feature_map,
     _minimise,
     neighbour_bounds,
@@ -82,7 +85,7 @@ def test_output_perturbation_noise_of_the_mechanism():
                           1e-10, 1000)
     norms = []
     for seed in range(400):
-        coef, _ = perturbed_erm(
+        coef = perturbed_erm(
             y, Z=Z, n_classes=2, loss=LogisticLoss(), solver="output", epsilon_problem=eps,
             reg=reg, tol=1e-10, max_iter=1000, random_state=np.random.default_rng(seed),
         )
@@ -585,3 +588,41 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         check(estimator)
+
+
+@pytest.mark.parametrize("Estimator", [DPLogisticRegression, DPLinearSVC])
+@pytest.mark.parametrize("solver", ["objective", "output"])
+def test_the_optimisers_iteration_count_is_not_released(Estimator, solver):
+    # The count of a noise-free minimisation is a deterministic function of the
+    # labels (output perturbation): releasing it would void the guarantee.
+    X, y = make_classification(200, 4, random_state=0)
+    clf = Estimator(epsilon=1.0, solver=solver, data_norm=20.0, classes=[0, 1],
+                    random_state=0).fit(X, y)
+    assert not hasattr(clf, "n_iter_")
+
+
+def test_newton_and_fc_report_their_public_step_count():
+    X, y = make_classification(200, 4, random_state=0)
+    clf = DPLogisticRegression(epsilon=1.0, delta=1e-5, solver="fc", max_iter=7,
+                               data_norm=20.0, classes=[0, 1], random_state=0).fit(X, y)
+    assert clf.n_iter_ == 7
+
+
+def test_collinear_one_hot_columns_with_a_tiny_ridge_still_fit():
+    # One-hot blocks plus the intercept are collinear; with Lambda below float32's
+    # rounding of the Hessian, its Cholesky factorisation fails unless lifted.
+    rng = np.random.default_rng(0)
+    n = 5000
+    X = np.hstack([np.eye(8)[rng.integers(0, 8, n)], np.eye(5)[rng.integers(0, 5, n)],
+                   rng.standard_normal((n, 3))])
+    y = (X[:, :8] @ rng.standard_normal(8) + X[:, -3:].sum(1) + rng.standard_normal(n) > 0)
+    clf = DPLogisticRegression(epsilon=1e9, C=1e8, data_norm=4.0, classes=[False, True],
+                               max_iter=200, random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.8
+    Z32 = _feature_map(X, 4.0, True).astype(np.float32)
+    hessian = ssyrk(0.25 / n, Z32.T).astype(np.float64)
+    hessian.flat[:: hessian.shape[0] + 1] += 1.0 / (2 * 1e8 * n)
+    with pytest.raises(LinAlgError):
+        cho_factor(hessian, lower=False, check_finite=False)
+    factor = _factor_preconditioner(hessian)
+    assert np.all(np.isfinite(factor[0]))

@@ -131,3 +131,12 @@ def test_meta_estimator_with_a_network_clones_pickles_and_pipelines(blobs):
     restored = pickle.loads(pickle.dumps(pipe))
     np.testing.assert_array_equal(restored.predict_proba(X), pipe.predict_proba(X))
     assert pipe[-1].epsilon_ == 2.0
+
+
+def test_refresh_needs_the_whole_training_set():
+    from skorch.dataset import ValidSplit
+
+    X, y = make_blobs(60, n_features=4, centers=N_CLASSES, random_state=0)
+    soft = np.full((60, N_CLASSES), 1 / N_CLASSES)
+    with pytest.raises(ValueError, match="train_split=None"):
+        net(train_split=ValidSplit(3)).fit_soft(X.astype(np.float32), soft, refresh=lambda p: p)
