@@ -23,7 +23,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
 from ..accounting import PrivacySpend, gaussian_sigma_for_approx_dp
 from ..utils import check_generator
-from ._preprocessing import clip_rows
+from ._preprocessing import clip_rows, row_clip_factors
 
 __all__ = [
     "DPLeastSquaresClassifier",
@@ -524,12 +524,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         # Dense with intercept: clip straight into the design (one copy of X, not two);
         # the same operations as clip_rows then the 1/sqrt(2) scaling, bit for bit.
         X = np.asarray(X, dtype=np.float64)
-        if not (np.isfinite(C) and C > 0):
-            raise ValueError(f"the clipping norm must be a finite number > 0; got {C!r}.")
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-        scale = np.ones_like(norms)
-        over = norms > C
-        scale[over] = C / norms[over]
+        scale = row_clip_factors(X, C)
         design = np.empty((X.shape[0], X.shape[1] + 1))
         np.multiply(X, scale[:, None], out=design[:, :-1])
         design[:, :-1] *= 1.0 / math.sqrt(2.0)

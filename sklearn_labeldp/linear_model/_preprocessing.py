@@ -9,7 +9,7 @@ from the data, which would leak.
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["clip_rows"]
+__all__ = ["clip_rows", "row_clip_factors"]
 
 
 def clip_rows(X, max_norm):
@@ -34,15 +34,37 @@ def clip_rows(X, max_norm):
     array([[0.6, 0.8],
            [0.3, 0.4]])
     """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        return sp.diags(row_clip_factors(X, max_norm)) @ X
+    X = np.array(X, dtype=np.float64, copy=True)
+    X *= row_clip_factors(X, max_norm)[:, None]
+    return X
+
+
+def row_clip_factors(X, max_norm):
+    """The factor :func:`clip_rows` multiplies each row of ``X`` by.
+
+    1 for rows with L2 norm <= ``max_norm``, ``max_norm / norm`` for the others.
+    Each factor reads its own row only (no data-dependent rescaling).
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features), float64
+    max_norm : float
+        Public bound, > 0.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+    """
     if not (np.isfinite(max_norm) and max_norm > 0):
         raise ValueError(f"the clipping norm must be a finite number > 0; got {max_norm!r}.")
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=np.float64, copy=True)
         norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-        return sp.diags(_scale(norms, max_norm)) @ X
-    X = np.array(X, dtype=np.float64, copy=True)
-    X *= _scale(np.sqrt(np.einsum("ij,ij->i", X, X)), max_norm)[:, None]
-    return X
+    else:
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    return _scale(norms, max_norm)
 
 
 def _scale(norms, max_norm):
