@@ -153,12 +153,15 @@ SOURCE.update({m: "seed 000, Table 4 (Inception-style, mixup)" for m in MIXUP})
 
 def make_net(args, module, seed, *, mixup_alpha=0.0, max_epochs=None):
     """The network every method trains: ``LabelDPNetClassifier`` (Adam, or the paper's recipe)."""
-    schedule = [("schedule", WarmupLinearDecay(PAPER_RECIPE["warmup_fraction"]))]
+    recipe = {}
+    if args.recipe == "paper":
+        recipe["callbacks"] = [("schedule", WarmupLinearDecay(PAPER_RECIPE["warmup_fraction"]))]
+    if args.optimizer == "sgd":
+        recipe["optimizer__momentum"] = 0.9
     return LabelDPNetClassifier(
         module,
         max_epochs=args.epochs if max_epochs is None else max_epochs,
         batch_size=args.batch_size,
-        **({"callbacks": schedule} if args.recipe == "paper" else {}),
         optimizer=OPTIMIZERS[args.optimizer],
         lr=args.lr,
         mixup_alpha=mixup_alpha,
@@ -166,7 +169,7 @@ def make_net(args, module, seed, *, mixup_alpha=0.0, max_epochs=None):
         random_state=seed,
         # PreActResNet18 defaults to CIFAR's (3, 32, 32); both nets get the 28x28 images.
         module__input_shape=(1, 28, 28),
-        **({"optimizer__momentum": 0.9} if args.optimizer == "sgd" else {}),
+        **recipe,
     )
 
 

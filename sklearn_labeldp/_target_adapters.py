@@ -39,6 +39,10 @@ from .priors import model_prior
 # The method through which an estimator learns each kind of target natively.
 _NATIVE_FIT = {"soft": "fit_soft", "bits": "fit_bits"}
 
+
+def _learns_natively(estimator, kind):
+    return kind in _NATIVE_FIT and hasattr(estimator, _NATIVE_FIT[kind])
+
 __all__ = [
     "check_target_capability",
     "fit_bit_targets",
@@ -58,7 +62,7 @@ def check_target_capability(estimator, kind):
     kind : {"soft", "hard", "bits"}
     """
     name = type(estimator).__name__
-    if is_regressor(estimator) or hasattr(estimator, _NATIVE_FIT.get(kind, "")):
+    if is_regressor(estimator) or _learns_natively(estimator, kind):
         return
     if not is_classifier(estimator):
         raise ValueError(f"the base estimator {name} is neither a classifier nor a regressor.")
@@ -74,7 +78,7 @@ def check_target_capability(estimator, kind):
 
 def supports_target_refresh(estimator):
     """Whether ``estimator`` can refresh soft targets between its epochs."""
-    return hasattr(estimator, "fit_soft")
+    return _learns_natively(estimator, "soft")
 
 
 def fit_soft_targets(estimator, X, targets, fit_params, *, refresh=None):
@@ -84,7 +88,7 @@ def fit_soft_targets(estimator, X, targets, fit_params, *, refresh=None):
     returns new targets) is used by estimators with ``fit_soft`` only, and
     must be None for any other estimator.
     """
-    if hasattr(estimator, "fit_soft"):
+    if _learns_natively(estimator, "soft"):
         return estimator.fit_soft(X, targets, refresh=refresh, **fit_params)
     if refresh is not None:
         raise ValueError(
@@ -120,7 +124,7 @@ def fit_bit_targets(estimator, X, bits, fit_params):
         The fitted regressor, or for a classifier base one fitted clone per
         column (a column with a single value is kept as that float).
     """
-    if hasattr(estimator, "fit_bits"):
+    if _learns_natively(estimator, "bits"):
         return estimator.fit_bits(X, bits, **fit_params)
     if is_regressor(estimator):
         return estimator.fit(X, bits.astype(np.float64), **fit_params)
@@ -135,7 +139,7 @@ def fit_bit_targets(estimator, X, bits, fit_params):
 
 def predict_bit_scores(model, X):
     """The approximations ``f_j(x)`` of ``E[Z_j | x]``, shape (n_samples, n_classes)."""
-    if hasattr(model, "fit_bits"):
+    if _learns_natively(model, "bits"):
         return np.asarray(model.predict_proba(X), dtype=np.float64)
     if not isinstance(model, list):
         return np.asarray(model.predict(X), dtype=np.float64)

@@ -51,7 +51,7 @@ from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
 from ..accounting import PrivacySpend, approx_dp_to_zcdp
 from ..exceptions import ConvergenceError
 from ._newton import newton_fc_noise_multiplier, noisy_second_order_logistic, second_order_plan
-from ._preprocessing import clip_rows
+from ._preprocessing import clipped_design
 
 __all__ = [
     "DPLinearSVC",
@@ -443,13 +443,9 @@ def perturbed_erm(
 
 
 def _feature_map(X, data_norm, fit_intercept):
-    """Clip rows to ``data_norm``, divide by it, append the intercept feature (see module doc)."""
-    Z = clip_rows(X, data_norm) / data_norm
-    if not fit_intercept:
-        return Z
-    if sp.issparse(Z):
-        return sp.hstack([Z, np.ones((Z.shape[0], 1))], format="csr") / math.sqrt(2.0)
-    return np.hstack([Z, np.ones((Z.shape[0], 1))]) / math.sqrt(2.0)
+    """``z = [clip(x) / R, 1] / sqrt(2)``, or ``clip(x) / R`` without intercept (module doc)."""
+    scale = 1.0 / (data_norm * math.sqrt(2.0)) if fit_intercept else 1.0 / data_norm
+    return clipped_design(X, data_norm, intercept=fit_intercept, scale=scale)
 
 
 class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):

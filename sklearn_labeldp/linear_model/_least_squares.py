@@ -23,7 +23,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
 from ..accounting import PrivacySpend, gaussian_sigma_for_approx_dp
 from ..utils import check_generator
-from ._preprocessing import clip_rows, row_clip_factors
+from ._preprocessing import clipped_design
 
 __all__ = [
     "DPLeastSquaresClassifier",
@@ -514,22 +514,8 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
 
     def _design(self, X):
         """Clipped rows, with the public constant column inside the norm bound."""
-        C = float(self.clip_norm)
-        if not self.fit_intercept or sp.issparse(X):
-            Z = clip_rows(X, C)
-            if not self.fit_intercept:
-                return Z
-            ones = sp.csr_matrix(np.full((Z.shape[0], 1), C))
-            return sp.hstack([Z, ones], format="csr") / math.sqrt(2.0)
-        # Dense with intercept: clip straight into the design (one copy of X, not two);
-        # the same operations as clip_rows then the 1/sqrt(2) scaling, bit for bit.
-        X = np.asarray(X, dtype=np.float64)
-        scale = row_clip_factors(X, C)
-        design = np.empty((X.shape[0], X.shape[1] + 1))
-        np.multiply(X, scale[:, None], out=design[:, :-1])
-        design[:, :-1] *= 1.0 / math.sqrt(2.0)
-        design[:, -1] = C / math.sqrt(2.0)
-        return design
+        scale = 1.0 / math.sqrt(2.0) if self.fit_intercept else 1.0
+        return clipped_design(X, float(self.clip_norm), intercept=self.fit_intercept, scale=scale)
 
     def _plan_fit(self, X, classes, rng):
         s, rho = self._noise_multiplier()

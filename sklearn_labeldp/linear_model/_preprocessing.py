@@ -9,7 +9,7 @@ from the data, which would leak.
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["clip_rows", "row_clip_factors"]
+__all__ = ["clip_rows", "clipped_design", "row_clip_factors"]
 
 
 def clip_rows(X, max_norm):
@@ -40,6 +40,41 @@ def clip_rows(X, max_norm):
     X = np.array(X, dtype=np.float64, copy=True)
     X *= row_clip_factors(X, max_norm)[:, None]
     return X
+
+
+def clipped_design(X, max_norm, *, intercept, scale=1.0):
+    """``scale * [clip_rows(X, max_norm), max_norm]``: the design of a linear model.
+
+    The constant column (the intercept feature, ``max_norm`` so that it is on
+    the scale of the clipped rows) is appended only when ``intercept``. Dense
+    input with an intercept is clipped straight into the design: one pass and
+    one copy of ``X``.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+    max_norm : float
+        Public bound, > 0.
+    intercept : bool
+    scale : float, default=1.0
+
+    Returns
+    -------
+    {ndarray, sparse matrix} of shape (n_samples, n_features + intercept)
+    """
+    if sp.issparse(X) or not intercept:
+        Z = clip_rows(X, max_norm)
+        if intercept:
+            ones = sp.csr_matrix(np.full((Z.shape[0], 1), max_norm))
+            Z = sp.hstack([Z, ones], format="csr")
+        return Z if scale == 1.0 else Z * scale
+    X = np.asarray(X, dtype=np.float64)
+    factors = row_clip_factors(X, max_norm)
+    design = np.empty((X.shape[0], X.shape[1] + 1))
+    np.multiply(X, factors[:, None], out=design[:, :-1])
+    design[:, :-1] *= scale
+    design[:, -1] = max_norm * scale
+    return design
 
 
 def row_clip_factors(X, max_norm):
