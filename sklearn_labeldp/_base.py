@@ -8,6 +8,7 @@ the budget charge before any label is used, metadata routing, prediction
 through ``classes_``, and the fitted privacy attributes.
 """
 
+import copy
 import warnings
 from abc import ABCMeta, abstractmethod
 from numbers import Real
@@ -35,10 +36,10 @@ from sklearn.utils.validation import (
 )
 
 from ._private_labels import PrivateLabels
-from .accounting import BudgetAccountant
+from .accounting import BudgetAccountant, default_accountant
 from .exceptions import PrivacyLeakWarning
 from .priors import model_prior
-from .utils import check_generator, spawn_seeds
+from .utils import derived_random_state, forget_derived_seeds, spawn_generators
 
 __all__ = [
     "BaseLabelDPClassifier",
@@ -71,15 +72,29 @@ def subset_fit_params(fit_params, indices, n_samples):
 
 
 def seed_estimator(estimator, rng):
-    """Give every unset ``random_state`` of ``estimator`` (nested too) its own seed."""
+    """Give every unset ``random_state`` of ``estimator`` (nested too) its own seed.
+
+    The seeds are :class:`~sklearn_labeldp.utils.DerivedRandomState` objects
+    drawn from ``rng``, a stream independent of the mechanism's; the fit
+    template resets them to ``None`` on everything it returns.
+    """
     unset = [
         key
         for key, value in estimator.get_params(deep=True).items()
         if (key == "random_state" or key.endswith("__random_state")) and value is None
     ]
     if unset:
-        estimator.set_params(**dict(zip(unset, spawn_seeds(rng, len(unset)), strict=True)))
+        estimator.set_params(**{key: derived_random_state(rng) for key in unset})
     return estimator
+
+
+# Rows of the public data used by the trial fit that precedes any budget charge.
+_TRIAL_ROWS = 64
+
+
+def trial_codes(n_rows, n_classes):
+    """Label-free hard targets for a trial fit: the codes ``0, 1, ..., K - 1, 0, 1, ...``."""
+    return np.arange(n_rows) % n_classes
 
 
 class BaseLabelDPClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
@@ -203,10 +218,11 @@ class BaseLabelDPClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
             check_classification_targets(y)
         classes, codes = self._encode_labels(y)
         fit_params = route_fit_params(X)
-        plan_rng, mechanism_rng, estimator_rng = check_generator(self.random_state).spawn(3)
+        plan_rng, mechanism_rng, estimator_rng = spawn_generators(self.random_state, 3)
         spend, plan = self._plan_fit(X, classes, plan_rng)
-        if self.accountant is not None:
-            self.accountant.spend(spend)  # BudgetError here: no label used yet
+        self._check_before_charge(X, classes.size, plan, fit_params)
+        accountant = default_accountant() if self.accountant is None else self.accountant
+        accountant.spend(spend)  # BudgetError here: no label used yet
         fitted = self._fit_private(
             X,
             PrivateLabels(codes, classes.size, spend.epsilon),
@@ -215,12 +231,36 @@ class BaseLabelDPClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
             mechanism_rng,
             estimator_rng,
         )
+        forget_derived_seeds(fitted)  # nothing internally derived is handed back
         for name, value in fitted.items():
             setattr(self, name, value)
         self.classes_ = classes
         self.privacy_spend_ = spend
         self.epsilon_ = spend.epsilon
         self.delta_ = spend.delta
+
+    def _check_before_charge(self, X, n_classes, plan, fit_params):
+        """Label-free checks that need more than the plan (e.g. a trial fit); none here."""
+
+    def __getstate__(self):
+        if self.random_state is not None and hasattr(self, "privacy_spend_"):
+            warnings.warn(
+                f"pickling a fitted {type(self).__name__} whose random_state="
+                f"{self.random_state!r} was given by the user: random_state is a replay key "
+                "of the mechanism's noise, and whoever knows it (and the features) can "
+                "subtract the noise and recover the private labels. Keep such a model "
+                "private, or fit with random_state=None before releasing it.",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
+        return super().__getstate__()
+
+    def __deepcopy__(self, memo):
+        # A copy stays in the process: no leak warning (pickling warns, see __getstate__).
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        copied.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return copied
 
     def _discard_fitted_state(self):
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
@@ -249,8 +289,41 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
     def _default_estimator(self):
         """The base estimator used when ``estimator=None``."""
 
+    @abstractmethod
+    def _fit_trial_targets(self, estimator, X, n_classes, fit_params):
+        """Fit ``estimator`` on label-free targets of the kind the mechanism produces."""
+
     def _get_estimator(self):
         return self._default_estimator() if self.estimator is None else self.estimator
+
+    def _check_before_charge(self, X, n_classes, plan, fit_params):
+        """Fit a clone of the base estimator on a few public rows with label-free targets.
+
+        Configuration errors (a network whose input shape does not fit ``X``,
+        an unavailable device, a single-output regressor where one output per
+        class is needed, ...) would otherwise surface only after the budget
+        was charged. The trial reads no label, so it costs nothing.
+        """
+        n_rows = min(_num_samples(X), _TRIAL_ROWS)
+        rows = np.arange(n_rows)
+        estimator = seed_estimator(clone(self._get_estimator()), np.random.default_rng(0))
+        if "verbose" in estimator.get_params():
+            estimator.set_params(verbose=0)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._fit_trial_targets(
+                    estimator,
+                    _safe_indexing(X, rows),
+                    n_classes,
+                    subset_fit_params(fit_params, rows, _num_samples(X)),
+                )
+        except Exception as exc:
+            raise ValueError(
+                f"{type(self).__name__}: the base estimator (parameter `estimator`, "
+                f"{type(estimator).__name__}) failed a trial fit on {n_rows} public rows "
+                f"with label-free targets, so no budget was spent: {exc}"
+            ) from exc
 
     def _new_estimator(self, rng):
         """A fresh, seeded clone of the base estimator."""

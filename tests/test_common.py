@@ -55,6 +55,7 @@ def expected_failed_checks(estimator):
         for check in (
             "check_sample_weights_list",
             "check_sample_weights_not_an_array",
+            "check_sample_weights_pandas_series",
             "check_sample_weights_shape",
             "check_sample_weights_not_overwritten",
             "check_all_zero_sample_weights_error",

@@ -2,6 +2,7 @@
 
 from ..exceptions import BudgetError, PrivacyLeakWarning
 from ._accountant import BudgetAccountant
+from ._default import DEFAULT_LEDGER_ENV, default_accountant
 from ._budget import PrivacyBudget, PrivacySpend, compose_parallel, compose_sequential
 from ._zcdp import (
     approx_dp_to_zcdp,
@@ -13,12 +14,14 @@ from ._zcdp import (
 __all__ = [
     "BudgetAccountant",
     "BudgetError",
+    "DEFAULT_LEDGER_ENV",
     "PrivacyBudget",
     "PrivacyLeakWarning",
     "PrivacySpend",
     "approx_dp_to_zcdp",
     "compose_parallel",
     "compose_sequential",
+    "default_accountant",
     "gaussian_rho",
     "gaussian_sigma_for_approx_dp",
     "zcdp_to_approx_dp",

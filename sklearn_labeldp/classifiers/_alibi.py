@@ -8,7 +8,7 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import BaseLabelDPMetaClassifier
+from .._base import BaseLabelDPMetaClassifier, trial_codes
 from .._target_adapters import (
     check_target_capability,
     fit_soft_targets,
@@ -134,6 +134,13 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
 
     def _default_estimator(self):
         return KNeighborsRegressor(n_neighbors=10)
+
+    def _fit_trial_targets(self, estimator, X, n_classes, fit_params):
+        codes = trial_codes(X.shape[0], n_classes)
+        targets = np.eye(n_classes)[codes]
+        if self.post_processing != "argmax":  # soft rows: half on the next class
+            targets = 0.5 * (targets + np.eye(n_classes)[(codes + 1) % n_classes])
+        fit_soft_targets(estimator, X, targets, fit_params)
 
     def _plan_fit(self, X, classes, rng):
         if self.post_processing != "bayes" and self.n_rounds > 1:

@@ -9,12 +9,17 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from .._base import BaseLabelDPMetaClassifier, CodeClassifierPredictMixin, subset_fit_params
+from .._base import (
+    BaseLabelDPMetaClassifier,
+    CodeClassifierPredictMixin,
+    subset_fit_params,
+    trial_codes,
+)
 from ..accounting import PrivacyBudget, PrivacySpend
 from ..mechanisms import histogram_prior, noisy_label_histogram, rr_with_prior, top_k_mask
 from ..mechanisms._validation import check_prior
 from ..priors import apply_temperature, cluster_assignment, model_prior, uniform_prior
-from ..utils import spawn_seeds
+from ..utils import derived_random_state
 
 __all__ = ["RRWithPriorClassifier"]
 
@@ -220,6 +225,9 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     def _default_estimator(self):
         return KNeighborsClassifier(n_neighbors=10)
 
+    def _fit_trial_targets(self, estimator, X, n_classes, fit_params):
+        estimator.fit(X, trial_codes(X.shape[0], n_classes), **fit_params)
+
     def _stage_sizes(self, n_samples):
         if self.stage_fractions is None:
             fractions = np.full(self.n_stages, 1.0 / self.n_stages)
@@ -319,9 +327,8 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         if self._uses_cluster_prior():
             # k-means sees the public features only: the groups, and so the
             # histogram's sensitivity, do not depend on any label.
-            (seed,) = spawn_seeds(rng, 1)
             plan["clusterer"], plan["groups"] = cluster_assignment(
-                X, self.n_clusters, random_state=seed
+                X, self.n_clusters, random_state=derived_random_state(rng)
             )
             plan["stage_epsilon"] = self.epsilon - self.prior_epsilon
         spend = PrivacySpend.compose(

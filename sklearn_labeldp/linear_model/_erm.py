@@ -1,18 +1,20 @@
 """Private ERM for linear classifiers: DPLogisticRegression and DPLinearSVC.
 
-Objective and output perturbation (Chaudhuri, Monteleoni and Sarwate 2011;
-ALGORITHMS 2.4) for any loss with ``|l'| <= 1`` and ``|l''| <= c``, and, for
-the logistic loss, DP-Newton and DP-FC (seed 003; ALGORITHMS 2.3).
+Objective and output perturbation (Chaudhuri, Monteleoni and Sarwate 2011)
+for any loss with ``|l'| <= 1`` and ``|l''| <= c``, and, for the logistic
+loss, DP-Newton and DP-FC (Mehta, Krichene, Thakurta, Kurakin and Cutkosky
+2023).
 
 The whole private training of every binary problem is one function of the
 label codes (:func:`perturbed_erm` or
 :func:`~sklearn_labeldp.linear_model._newton.noisy_second_order_logistic`),
 which the estimators call only through ``PrivateLabels.release``.
 
-Feature map (public, label-independent). With ``R = data_norm``, each row
+Feature map (public, label-independent). With ``R = data_norm`` (by default
+``"auto"``, the largest row norm of the training ``X``: free under label DP,
+where the features are public, and warned about under full DP), each row
 ``x`` is first clipped to norm ``R`` (rows inside the ball are unchanged, rows
-outside are scaled down to it: nothing is rescaled by an amount computed from
-the data), then mapped to
+outside are scaled down to it by their own norm), then mapped to
 
 - ``z = x / R`` without intercept, and
 - ``z = [x / R, 1] / sqrt(2)`` with ``fit_intercept=True``: the intercept is
@@ -51,7 +53,7 @@ from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
 from ..accounting import PrivacySpend, approx_dp_to_zcdp
 from ..exceptions import ConvergenceError
 from ._newton import newton_fc_noise_multiplier, noisy_second_order_logistic, second_order_plan
-from ._preprocessing import clipped_design
+from ._preprocessing import clipped_design, plan_row_bound
 
 __all__ = [
     "DPLinearSVC",
@@ -168,7 +170,7 @@ def output_perturbation_beta(epsilon, n_samples, reg, gradient_sensitivity=2.0):
 
 
 def objective_perturbation_params(epsilon, n_samples, reg, c, *, hessian_rank=2):
-    """``(eps', Delta)`` of objective perturbation (Chaudhuri et al. 2011, Alg. 2).
+    """``(eps', Delta)`` of objective perturbation (Chaudhuri et al. 2011, Alg. 2, amended).
 
     The proof of Theorem 9 of the paper bounds the ratio of the densities of
     the output under neighbouring data sets by ``e^eps'`` (the noise ``b``,
@@ -193,14 +195,17 @@ def objective_perturbation_params(epsilon, n_samples, reg, c, *, hessian_rank=2)
     - ``r = 0``: a label change under a loss with an even ``l''`` (the
       logistic loss): ``E = 0`` and ``eps' = eps``, ``Delta = 0``.
 
-    Branch (``r > 0``), the paper's Algorithm 2: ``Delta = 0`` when ``eps'(0)
-    > 0``; otherwise ``Delta = c / (n (e^(eps/(2r)) - 1)) - Lambda`` (>= 0),
+    Branch (``r > 0``): ``Delta = 0`` and ``eps' = eps'(0)`` when ``eps'(0) >=
+    eps / 2``; otherwise ``Delta = c / (n (e^(eps/(2r)) - 1)) - Lambda`` (> 0),
     for which ``r log(1 + c / (n (Lambda + Delta))) = eps / 2``, so ``eps' =
-    eps / 2``. With ``r = 2`` this is the paper's ``e^(eps/4)``. Read
-    literally, ``eps'(0)`` just above 0 keeps almost no budget for the noise
-    (e.g. full DP on Adult at eps = 0.1: ``eps' = 0.0024``) while just below 0
-    it gets ``eps / 2``; we keep the paper's rule (the spec), and the user can
-    move out of that band with a smaller ``C``.
+    eps / 2``. With ``r = 2`` this is the paper's ``e^(eps/4)``. The paper's
+    Algorithm 2 switches at ``eps'(0) > 0`` instead, so that just above 0 it
+    keeps almost no budget for the noise (e.g. full DP on Adult at eps = 0.1,
+    ``C = 0.1``: ``eps' = 0.0024``) where this rule keeps ``eps / 2``. Both are
+    eps-DP for any ``Delta`` fixed by public quantities, and this rule's
+    ``eps'`` is never smaller: the two agree when ``eps'(0) >= eps / 2`` or
+    ``eps'(0) <= 0``, and in between this one has ``eps / 2 > eps'(0)``.
+    ``Delta`` depends on ``(eps, n, Lambda, c, r)`` only, never on the data.
 
     Parameters
     ----------
@@ -226,15 +231,18 @@ def objective_perturbation_params(epsilon, n_samples, reg, c, *, hessian_rank=2)
     (0.5537..., 0.0)
     >>> objective_perturbation_params(1.0, 100, 0.01, 0.25, hessian_rank=0)
     (1.0, 0.0)
+    >>> objective_perturbation_params(1.0, 100, 0.005, 0.25)  # eps'(0) = 0.189 < eps / 2
+    (0.5, 0.0038020...)
     """
     if hessian_rank == 0:
         return float(epsilon), 0.0
-    eps_prime = epsilon - hessian_rank * math.log1p(c / (n_samples * reg))
-    if eps_prime > 0:
-        return eps_prime, 0.0
-    # eps'(0) <= 0 implies c / (n Lambda) >= e^(eps/r) - 1 > e^(eps/(2r)) - 1, so
-    # Delta >= 0 and the exponent is small (no overflow).
-    return epsilon / 2.0, c / (n_samples * math.expm1(epsilon / (2.0 * hessian_rank))) - reg
+    # The Delta that makes the Jacobian factor exactly e^(eps/2). It is > 0 exactly
+    # when eps'(0) < eps / 2, so its sign decides the branch (and a rounding error
+    # can never produce a negative Delta).
+    extra = c / (n_samples * math.expm1(epsilon / (2.0 * hessian_rank))) - reg
+    if extra > 0:
+        return epsilon / 2.0, extra
+    return epsilon - hessian_rank * math.log1p(c / (n_samples * reg)), 0.0
 
 
 # ---------------------------------------------------------------------------
@@ -454,7 +462,7 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
     _parameter_constraints: dict = {
         **BaseLabelDPClassifier._parameter_constraints,
         "C": [Interval(Real, 0, None, closed="neither")],
-        "data_norm": [Interval(Real, 0, None, closed="neither")],
+        "data_norm": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "privacy": [StrOptions({"label", "full"})],
         "fit_intercept": ["boolean"],
         "max_iter": [Interval(Integral, 1, None, closed="left"), None],
@@ -468,22 +476,34 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         tags.input_tags.sparse = True
         return tags
 
-    def _check_common(self, n_samples):
-        if not math.isfinite(self.data_norm):
-            raise ValueError(f"data_norm must be finite and > 0; got {self.data_norm!r}.")
-        if self.solver in ("objective", "output") and self._delta != 0:
+    def _plan_fit(self, X, classes, rng):
+        # Every check and choice here reads public information only (X, n, the
+        # parameters): a configuration error costs no budget, and the bound, Lambda
+        # and Delta are fixed before any label is read.
+        if self.solver in ("objective", "output"):
+            if self._delta != 0:
+                raise ValueError(
+                    f"solver={self.solver!r} is pure epsilon-DP: delta must be 0.0; got "
+                    f"{self._delta!r}. delta applies to solver='newton' or 'fc'."
+                )
+        elif not 0 < self._delta < 1:
             raise ValueError(
-                f"solver={self.solver!r} is pure epsilon-DP: delta must be 0.0; got "
-                f"{self._delta!r}. delta applies to solver='newton' or 'fc'."
+                f"solver={self.solver!r} is (epsilon, delta)-DP through zCDP: delta must lie "
+                f"in (0, 1); got {self._delta!r}."
             )
+        n = X.shape[0]
         # Lambda on z = [x / R, 1] / sqrt(2) such that the penalty on the coefficients of
         # [x / R, 1] is scikit-learn's ||w||^2 / (2 C n) (module docstring).
-        return 1.0 / (self.C * n_samples * (2.0 if self.fit_intercept else 1.0))
+        reg = 1.0 / (self.C * n * (2.0 if self.fit_intercept else 1.0))
+        spend, params = self._plan_mechanism(n, classes.size, reg)
+        data_norm, bound_attributes = plan_row_bound(
+            X, self.data_norm, privacy=self.privacy, name="data_norm"
+        )
+        plan = {"mechanism": params, "data_norm": data_norm, "bound_attributes": bound_attributes}
+        return spend, plan
 
-    def _plan_fit(self, X, classes, rng):
-        n = X.shape[0]
-        reg = self._check_common(n)
-        n_classes = classes.size
+    def _plan_mechanism(self, n, n_classes, reg):
+        """The privacy spend and the public parameters of objective or output perturbation."""
         n_problems = 1 if n_classes == 2 else n_classes
         # A label change flips the binary labels of 2 of the K problems; a whole
         # example (features too) enters all of them. One problem when K = 2.
@@ -509,30 +529,36 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         return PrivacySpend.leaf(f"ERM {name}", self.epsilon, **params), params
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
-        Z = _feature_map(X, self.data_norm, self.fit_intercept)
+        params = plan["mechanism"]
         coef = labels.release(
             perturbed_erm,
             np.arange(labels.n_samples),
-            Z=Z,
+            Z=_feature_map(X, plan["data_norm"], self.fit_intercept),
             n_classes=labels.n_classes,
             loss=self._loss(),
-            solver=plan["solver"],
-            epsilon_problem=plan["epsilon_per_problem"],
-            reg=plan["regularization"],
-            gradient_sensitivity=plan["gradient_sensitivity"],
-            hessian_rank=plan["hessian_rank"],
+            solver=params["solver"],
+            epsilon_problem=params["epsilon_per_problem"],
+            reg=params["regularization"],
+            gradient_sensitivity=params["gradient_sensitivity"],
+            hessian_rank=params["hessian_rank"],
             tol=self.tol,
             max_iter=1000 if self.max_iter is None else self.max_iter,
             random_state=mechanism_rng,
         )
-        return {**self._unmap(coef), "perturbation_": plan}
+        return self._fitted(coef, plan)
 
-    def _unmap(self, coef):
-        """Coefficients on ``z`` -> ``coef_`` and ``intercept_`` on the raw features."""
-        if not self.fit_intercept:
-            return {"coef_": coef / self.data_norm, "intercept_": np.zeros(coef.shape[0])}
-        coef = coef / math.sqrt(2.0)
-        return {"coef_": coef[:, :-1] / self.data_norm, "intercept_": coef[:, -1].copy()}
+    def _fitted(self, coef, plan):
+        """The fitted attributes from the coefficients on ``z`` and the public plan.
+
+        ``coef_`` and ``intercept_`` are reported on the raw features.
+        """
+        data_norm = plan["data_norm"]
+        if self.fit_intercept:
+            coef = coef / math.sqrt(2.0)
+            mapped = {"coef_": coef[:, :-1] / data_norm, "intercept_": coef[:, -1].copy()}
+        else:
+            mapped = {"coef_": coef / data_norm, "intercept_": np.zeros(coef.shape[0])}
+        return {**mapped, "perturbation_": plan["mechanism"], **plan["bound_attributes"]}
 
     def decision_function(self, X):
         """Signed scores ``X @ coef_.T + intercept_`` (rows are not clipped).
@@ -551,7 +577,6 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         return scores.ravel() if scores.shape[1] == 1 else scores
 
 
-
 _COMMON_DOC = """
     Private ERM minimises ``J(f) = (1/n) sum_i l(y_i f.z_i) + (Lambda/2) ||f||^2``
     over features ``z`` in the unit ball, with ``Lambda = 1 / (2 C n)`` (``1 /
@@ -559,11 +584,22 @@ _COMMON_DOC = """
     minimiser of scikit-learn's ``C sum_i l(y_i w.u_i) + ||w||^2 / 2`` on ``u =
     [x / data_norm, 1]``, i.e. ``LogisticRegression(C, solver="liblinear",
     intercept_scaling=1)`` on ``x / data_norm``, whose intercept is regularised
-    like here. Feature map: rows are clipped
-    to ``data_norm`` (never rescaled by a data-dependent amount), divided by
-    ``data_norm``, and with ``fit_intercept`` extended by a constant 1 and
+    like here. Feature map: rows are clipped to ``data_norm`` (each row by its
+    own norm, never rescaled by an amount computed from other rows), divided
+    by ``data_norm``, and with ``fit_intercept`` extended by a constant 1 and
     divided by ``sqrt(2)``; ``coef_`` and ``intercept_`` are mapped back to the
     raw features (see the module docstring of ``_erm``).
+
+    Row-norm bound. ``data_norm="auto"`` (the default) takes the largest L2
+    row norm of the training ``X``, so no row is clipped. Under label DP the
+    features are public and this costs no privacy; ``clipped_fraction_``
+    reports the share of rows clipped by a given bound, and a
+    :class:`~sklearn_labeldp.linear_model.RowClippingWarning` is issued above
+    5% (clipped rows lose their length, which usually costs accuracy). Under
+    ``privacy="full"`` the features are private: ``"auto"`` still reads them
+    but warns with a :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`
+    (pass a public bound), and the clipped share, a statistic of the private
+    features, is neither set as an attribute nor put in a warning.
 
     One-vs-rest: two classes give one binary problem (positive class
     ``classes_[1]``) with the whole epsilon. With ``K > 2`` classes there are K
@@ -582,8 +618,10 @@ _COMMON_DOC = """
       (the paper's ``log(1 + 2c/(n Lambda) + c^2/(n Lambda)^2)``), 1 under label
       DP (``x`` does not change), 0 for the logistic loss under label DP (its
       ``l''`` is even, so a label flip leaves the Hessian unchanged: ``eps' =
-      eps``). The paper's branch: ``Delta = 0`` when that ``eps' > 0``, else ``Delta
-      = c / (n (e^(eps/(2r)) - 1)) - Lambda`` and ``eps' = eps / 2`` (see
+      eps``). Branch: ``Delta = 0`` when that ``eps' >= eps / 2``, else
+      ``Delta = c / (n (e^(eps/(2r)) - 1)) - Lambda`` and ``eps' = eps / 2``,
+      an amendment of the paper's rule (which switches at ``eps' > 0``) that is
+      equally private and never leaves less budget for the noise (see
       :func:`objective_perturbation_params`). ``g`` bounds the change of
       one example's gradient ``y l'(y f.z) z``: 2 (the paper's) except for the
       logistic loss under label DP, where the residual ``sigmoid(f.z) - [y =
@@ -606,18 +644,21 @@ _COMMON_DOC = """
 class DPLogisticRegression(_BasePrivateERM):
     """Logistic regression with label DP (or full DP): private ERM, DP-Newton or DP-FC.
     {common}
-    - ``"newton"`` and ``"fc"`` (seed 003; zCDP, need ``delta`` in (0, 1)):
+    - ``"newton"`` and ``"fc"`` (Mehta et al. 2023; zCDP, need ``delta`` in (0, 1)):
       ``T = max_iter`` full-batch steps from 0 of all the binary problems at
       once, with Gaussian noise of std ``s * sensitivity / n`` on each released
       sum. ``rho`` is the largest zCDP parameter that converts to
       ``(epsilon, delta)``; under label DP only the gradients read the labels
       (L2 sensitivity ``sqrt(2)`` for K > 2, 1 for K = 2), so ``rho =
-      T / (2 s^2)``; under full DP (add/remove one example, as in seed 003)
+      T / (2 s^2)``; under full DP (add/remove one example, as in Mehta et al.)
       the gradient (sensitivity ``sqrt(m)``) and, for Newton, each Hessian
       (``sqrt(m) / 4``) or, for FC, the Gram matrix once (1) are noised:
       ``rho = T / s^2`` (Newton) or ``(T + 1) / (2 s^2)`` (FC). Newton steps by
       the (noisy, PSD-projected) Hessian plus ``Lambda I``; FC by
-      ``G / (4n) + Lambda I``, the logistic loss's fixed curvature bound.
+      ``G / (4n) + Lambda I``, the logistic loss's fixed curvature bound. The
+      noisy matrices get symmetric noise ``(E + E^T) / 2`` with ``E`` iid, the
+      symmetrised release of ``M + E`` (std ``s * sensitivity / n`` on the
+      diagonal, ``1 / sqrt(2)`` of it off the diagonal).
       ``tol`` is not used by these solvers.
 
     Parameters
@@ -630,8 +671,11 @@ class DPLogisticRegression(_BasePrivateERM):
     C : float, default=1.0
         Inverse regularisation strength, scikit-learn's (see above): ``Lambda =
         1 / (2 C n)`` on ``z``, ``1 / (C n)`` without intercept.
-    data_norm : float, default=1.0
-        Public bound on the row norms; rows above it are clipped to it.
+    data_norm : float or "auto", default="auto"
+        Bound on the L2 row norms; rows above it are clipped to it. ``"auto"``:
+        the largest row norm of the training ``X`` (1 if every row is zero),
+        free under label DP; under ``privacy="full"`` give a public bound
+        (``"auto"`` then warns, see above).
     solver : {{"objective", "output", "newton", "fc"}}, default="objective"
     privacy : {{"label", "full"}}, default="label"
         ``"label"``: neighbouring datasets differ in one label. ``"full"``:
@@ -665,6 +709,13 @@ class DPLogisticRegression(_BasePrivateERM):
     perturbation_ : dict
         Public parameters of the mechanism (epsilon per problem, eps', Delta,
         beta, noise multiplier, rho, ...).
+    data_norm_ : float
+        The row-norm bound used (``data_norm``, or the largest row norm for
+        ``"auto"``).
+    clipped_fraction_ : float
+        Label DP only: the share of training rows of norm above ``data_norm_``,
+        which were clipped. Not set under ``privacy="full"``, where it would be
+        an unprotected statistic of the private features.
     epsilon_ : float
     delta_ : float
     privacy_spend_ : PrivacySpend
@@ -673,18 +724,20 @@ class DPLogisticRegression(_BasePrivateERM):
     References
     ----------
     .. [1] K. Chaudhuri, C. Monteleoni, A. D. Sarwate. Differentially private
-       empirical risk minimization. JMLR 12, 2011 (seed 004).
-    .. [2] Seed 003: DP-Newton and DP-FC, full batch, zCDP.
+       empirical risk minimization. JMLR 12, 2011.
+    .. [2] H. Mehta, W. Krichene, A. Thakurta, A. Kurakin, A. Cutkosky.
+       Differentially private image classification from features. TMLR 2023:
+       DP-Newton and DP-FC, full batch, zCDP.
 
     Examples
     --------
     >>> from sklearn.datasets import make_classification
     >>> from sklearn_labeldp.linear_model._erm import DPLogisticRegression
     >>> X, y = make_classification(2000, 5, random_state=0)
-    >>> clf = DPLogisticRegression(epsilon=1.0, data_norm=4.0, C=10.0, classes=[0, 1],
+    >>> clf = DPLogisticRegression(epsilon=1.0, C=10.0, classes=[0, 1],
     ...                            random_state=0).fit(X, y)
-    >>> clf.coef_.shape, bool(clf.score(X, y) > 0.8)
-    ((1, 5), True)
+    >>> clf.coef_.shape, bool(clf.score(X, y) > 0.8), clf.clipped_fraction_
+    ((1, 5), True, 0.0)
     """
 
     _parameter_constraints: dict = {
@@ -699,7 +752,7 @@ class DPLogisticRegression(_BasePrivateERM):
         epsilon=1.0,
         delta=0.0,
         C=1.0,
-        data_norm=1.0,
+        data_norm="auto",
         solver="objective",
         privacy="label",
         fit_intercept=True,
@@ -729,22 +782,15 @@ class DPLogisticRegression(_BasePrivateERM):
     def _loss(self):
         return LogisticLoss()
 
-    def _plan_fit(self, X, classes, rng):
+    def _plan_mechanism(self, n, n_classes, reg):
         if self.solver in ("objective", "output"):
-            return super()._plan_fit(X, classes, rng)
-        reg = self._check_common(X.shape[0])
-        if not 0 < self.delta < 1:
-            raise ValueError(
-                f"solver={self.solver!r} is (epsilon, delta)-DP through zCDP: delta must lie "
-                f"in (0, 1); got {self.delta!r}."
-            )
+            return super()._plan_mechanism(n, n_classes, reg)
         n_iter = 10 if self.max_iter is None else self.max_iter
         rho = approx_dp_to_zcdp(self.epsilon, self.delta)
         if rho <= 0:
             raise ValueError(f"epsilon={self.epsilon!r} is too small for any positive rho.")
         s = newton_fc_noise_multiplier(rho, self.solver, self.privacy, n_iter)
-        m, grad_sens, hess_sens, gram_sens = second_order_plan(classes.size, self.privacy)
-        n = X.shape[0]
+        m, grad_sens, hess_sens, gram_sens = second_order_plan(n_classes, self.privacy)
         params = dict(
             solver=self.solver, privacy=self.privacy, n_problems=m, regularization=reg,
             n_iter=n_iter, noise_multiplier=s, rho=rho,
@@ -760,20 +806,20 @@ class DPLogisticRegression(_BasePrivateERM):
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         if self.solver in ("objective", "output"):
             return super()._fit_private(X, labels, plan, fit_params, mechanism_rng, estimator_rng)
-        Z = _feature_map(X, self.data_norm, self.fit_intercept)
+        params = plan["mechanism"]
         coef = labels.release(
             noisy_second_order_logistic,
             np.arange(labels.n_samples),
-            Z=Z,
+            Z=_feature_map(X, plan["data_norm"], self.fit_intercept),
             n_classes=labels.n_classes,
             solver=self.solver,
             privacy=self.privacy,
-            n_iter=plan["n_iter"],
-            noise_multiplier=plan["noise_multiplier"],
-            reg=plan["regularization"],
+            n_iter=params["n_iter"],
+            noise_multiplier=params["noise_multiplier"],
+            reg=params["regularization"],
             random_state=mechanism_rng,
         )
-        return {**self._unmap(coef), "n_iter_": plan["n_iter"], "perturbation_": plan}
+        return {**self._fitted(coef, plan), "n_iter_": params["n_iter"]}
 
     def predict_proba(self, X):
         """Class probabilities: the sigmoid of the scores, normalised over classes for K > 2.
@@ -826,8 +872,11 @@ class DPLinearSVC(_BasePrivateERM):
         1 / (2 C n)`` on ``z``, ``1 / (C n)`` without intercept.
     huber_width : float, default=0.5
         ``h`` > 0.
-    data_norm : float, default=1.0
-        Public bound on the row norms; rows above it are clipped to it.
+    data_norm : float or "auto", default="auto"
+        Bound on the L2 row norms; rows above it are clipped to it. ``"auto"``:
+        the largest row norm of the training ``X`` (1 if every row is zero),
+        free under label DP; under ``privacy="full"`` give a public bound
+        (``"auto"`` then warns, see above).
     solver : {{"objective", "output"}}, default="objective"
     privacy : {{"label", "full"}}, default="label"
         ``"full"``: substitution of one whole example.
@@ -846,6 +895,15 @@ class DPLinearSVC(_BasePrivateERM):
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
     perturbation_ : dict
+        Public parameters of the mechanism (epsilon per problem, eps', Delta,
+        beta).
+    data_norm_ : float
+        The row-norm bound used (``data_norm``, or the largest row norm for
+        ``"auto"``).
+    clipped_fraction_ : float
+        Label DP only: the share of training rows of norm above ``data_norm_``,
+        which were clipped. Not set under ``privacy="full"``, where it would be
+        an unprotected statistic of the private features.
     epsilon_ : float
     delta_ : float
     privacy_spend_ : PrivacySpend
@@ -854,15 +912,14 @@ class DPLinearSVC(_BasePrivateERM):
     References
     ----------
     .. [1] K. Chaudhuri, C. Monteleoni, A. D. Sarwate. Differentially private
-       empirical risk minimization. JMLR 12, 2011 (seed 004).
+       empirical risk minimization. JMLR 12, 2011.
 
     Examples
     --------
     >>> from sklearn.datasets import make_classification
     >>> from sklearn_labeldp.linear_model._erm import DPLinearSVC
     >>> X, y = make_classification(2000, 5, random_state=0)
-    >>> clf = DPLinearSVC(epsilon=1.0, data_norm=4.0, C=10.0, classes=[0, 1],
-    ...                   random_state=0).fit(X, y)
+    >>> clf = DPLinearSVC(epsilon=1.0, C=10.0, classes=[0, 1], random_state=0).fit(X, y)
     >>> clf.coef_.shape, bool(clf.score(X, y) > 0.8)
     ((1, 5), True)
     """
@@ -879,7 +936,7 @@ class DPLinearSVC(_BasePrivateERM):
         epsilon=1.0,
         C=1.0,
         huber_width=0.5,
-        data_norm=1.0,
+        data_norm="auto",
         solver="objective",
         privacy="label",
         fit_intercept=True,

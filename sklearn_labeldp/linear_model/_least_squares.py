@@ -23,7 +23,8 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
 from ..accounting import PrivacySpend, gaussian_sigma_for_approx_dp
 from ..utils import check_generator
-from ._preprocessing import clipped_design
+from ._gram_noise import add_symmetric_noise, project_psd, project_psd_one
+from ._preprocessing import clipped_design, plan_row_bound
 
 __all__ = [
     "DPLeastSquaresClassifier",
@@ -32,10 +33,10 @@ __all__ = [
 ]
 
 # Number of Gaussian releases, each with noise std = s * (its L2 sensitivity),
-# hence each 1/(2 s^2)-zCDP; the fit is m/(2 s^2)-zCDP (ALGORITHMS 2.2).
+# hence each 1/(2 s^2)-zCDP; the fit is m/(2 s^2)-zCDP (Bun and Steinke 2016).
 _N_RELEASES = {
     ("label", "weighted"): 2,  # (A_j)_j and (b_j)_j; G is public
-    ("full", "weighted"): 3,  # G, (A_j)_j and (b_j)_j (seed 003, Alg. 3)
+    ("full", "weighted"): 3,  # G, (A_j)_j and (b_j)_j (Mehta et al. 2023, Alg. 3)
     ("label", "ridge"): 1,  # X^T Y; G is public
     ("full", "ridge"): 2,  # G and X^T Y
 }
@@ -45,7 +46,9 @@ def least_squares_noise_stds(privacy, formulation, noise_multiplier, clip_norm):
     """Noise std of each released statistic: the multiplier times its L2 sensitivity.
 
     Rows have L2 norm at most ``C = clip_norm``, so ``x x^T`` has Frobenius norm
-    at most ``C^2`` (its upper triangle, which is what is noised, no more).
+    at most ``C^2``. Matrices are released as ``M + E`` with ``E`` a full matrix
+    of iid noise of the std returned here, then symmetrised (post-processing;
+    see :func:`~sklearn_labeldp.linear_model._gram_noise.add_symmetric_noise`).
 
     - ``privacy="label"`` (substitution of one label): the example moves from
       class ``a`` to class ``b``: ``(A_j)_j`` changes by ``-x x^T`` and ``+x x^T``
@@ -88,25 +91,6 @@ def least_squares_noise_stds(privacy, formulation, noise_multiplier, clip_norm):
     return stds
 
 
-def _add_symmetric_noise(M, rng, std):
-    """Add symmetric Gaussian noise to the matrices ``M`` (..., p, p), in place.
-
-    The noise has its upper triangle (with the diagonal) iid ``N(0, std^2)``, drawn
-    in one call in the row-major order of ``np.triu_indices(p)``, and mirrored. The
-    matrices are updated one at a time through a ``p x p`` buffer: no noise array
-    of the size of ``M`` is allocated.
-    """
-    p = M.shape[-1]
-    rows, cols = np.triu_indices(p)
-    values = rng.standard_normal((*M.shape[:-2], rows.size))
-    values *= std
-    noise = np.empty((p, p))
-    for index in np.ndindex(M.shape[:-2]):
-        noise[rows, cols] = values[index]
-        noise[cols, rows] = values[index]
-        M[index] += noise
-
-
 def _gram(Z):
     gram = safe_sparse_dot(Z.T, Z, dense_output=True)
     return np.asarray(gram.toarray() if sp.issparse(gram) else gram, dtype=np.float64)
@@ -121,7 +105,9 @@ def noisy_least_squares_statistics(
     ``<= clip_norm``): ``A_j = sum_{y_i = j} z_i z_i^T``, ``b_j = sum_{y_i = j} z_i``
     (the ``j``-th column of ``Z^T Y``) and ``G = Z^T Z``. Each released statistic
     gets iid Gaussian noise of std :func:`least_squares_noise_stds`; matrices get
-    symmetric noise (upper triangle iid, mirrored). The release is
+    the symmetric noise ``(E + E^T) / 2`` of
+    :func:`~sklearn_labeldp.linear_model._gram_noise.add_symmetric_noise` (that std
+    on the diagonal, ``1 / sqrt(2)`` of it off the diagonal). The release is
     ``m / (2 s^2)``-zCDP with ``m`` the number of noised statistics.
 
     Parameters
@@ -184,9 +170,9 @@ def noisy_least_squares_statistics(
     if noise_multiplier > 0:
         stats["b"] += stds["b"] * rng.standard_normal(b.shape)
         if "A" in stats:
-            _add_symmetric_noise(stats["A"], rng, stds["A"])
+            add_symmetric_noise(stats["A"], stds["A"], rng)
         if "G" in stats:
-            _add_symmetric_noise(stats["G"], rng, stds["G"])
+            add_symmetric_noise(stats["G"], stds["G"], rng)
     return stats
 
 
@@ -245,85 +231,9 @@ def _map_classes(function, n_classes, *, parallel=True):
         return list(pool.map(function, range(n_classes)))
 
 
-def project_psd(M):
-    """Project symmetric matrices (stacked on the leading axes) onto the PSD cone.
-
-    Eigenvalues below 0 are set to 0: the nearest PSD matrix in Frobenius norm.
-    Only the lower triangle of each matrix is read.
-
-    Parameters
-    ----------
-    M : ndarray of shape (..., p, p)
-        Symmetric.
-
-    Returns
-    -------
-    ndarray of shape (..., p, p)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_labeldp.linear_model._least_squares import project_psd
-    >>> project_psd(np.array([[1.0, 0.0], [0.0, -2.0]]))
-    array([[1., 0.],
-           [0., 0.]])
-    """
-    M = np.asarray(M, dtype=np.float64)
-    out = np.empty_like(M)
-    flat_in, flat_out = M.reshape(-1, *M.shape[-2:]), out.reshape(-1, *M.shape[-2:])
-    for k in range(flat_in.shape[0]):
-        flat_out[k] = _project_psd_one(flat_in[k])
-    return out
-
-
-def _symmetrize_lower(M):
-    """The symmetric matrix whose lower triangle is that of ``M`` (a new array)."""
-    out = np.tril(M)
-    out += np.tril(M, -1).T
-    return out
-
-
-def _project_psd_one(M, *, try_cholesky=True):
-    """PSD projection of one symmetric matrix (its lower triangle; ``M`` is not modified).
-
-    With ``M = V diag(w) V^T``, the projection is ``V diag(max(w, 0)) V^T``. Two
-    shortcuts give the same matrix (up to rounding) with less work:
-
-    - a matrix that is positive definite (its Cholesky factorisation succeeds)
-      is its own projection: no eigendecomposition;
-    - with fewer negative than positive eigenvalues, it is ``M - V_- diag(w_-)
-      V_-^T`` over the negative ones only, else ``V_+ diag(w_+) V_+^T``; each
-      product is a symmetric rank-k update ``S S^T`` with ``S = V_+- sqrt(|w_+-|)``,
-      exactly symmetric.
-
-    numpy's LAPACK calls release the GIL (scipy's wrappers hold it), so this runs
-    in parallel on a thread pool.
-    """
-    if try_cholesky:
-        try:
-            np.linalg.cholesky(M)
-        except np.linalg.LinAlgError:
-            pass
-        else:
-            return _symmetrize_lower(M)
-    w, V = np.linalg.eigh(M)  # LAPACK syevd (divide and conquer), as scipy's driver="evd"
-    negative = w < 0
-    n_negative = int(np.count_nonzero(negative))
-    if n_negative == 0:
-        return _symmetrize_lower(M)
-    if 2 * n_negative < w.size:
-        scaled = V[:, negative] * np.sqrt(-w[negative])
-        out = scaled @ scaled.T
-        out += _symmetrize_lower(M)  # M - V_- diag(w_-) V_-^T, with w_- < 0
-        return out
-    positive = ~negative
-    scaled = V[:, positive] * np.sqrt(w[positive])
-    return scaled @ scaled.T
-
-
 def _solve_one_class(A_j, b_j, base):
     # Project A~_j to the PSD cone, add alpha G + lambda I, solve by Cholesky.
-    system = _project_psd_one(A_j)
+    system = project_psd_one(A_j)
     system += base
     factor = np.linalg.cholesky(system)  # lower; numpy releases the GIL
     return cho_solve((factor, True), b_j, check_finite=False)
@@ -344,11 +254,12 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     """Least-squares classifier from noisy sufficient statistics (DP-LS).
 
     Each feature row is clipped to L2 norm ``clip_norm = C`` (rows inside the
-    ball are left alone, nothing is rescaled by a data-dependent amount). With
+    ball are left alone, nothing is rescaled by a data-dependent amount); by
+    default ``C`` is the largest row norm of ``X``, which clips nothing. With
     one-hot targets, the per-class statistics ``A_j = sum_{y_i=j} x x^T`` and
     ``b_j = sum_{y_i=j} x``, and the Gramian ``G = sum_i x x^T``:
 
-    - ``formulation="weighted"`` (seed 003, Alg. 3): ``theta_j = (A~_j + alpha G~
+    - ``formulation="weighted"`` (Mehta et al. 2023, Alg. 3): ``theta_j = (A~_j + alpha G~
       + lambda I)^-1 b~_j``, the minimiser of ``1/2 sum_i sum_j [y_ij (x.theta_j -
       1)^2 + alpha (x.theta_j)^2] + lambda/2 ||theta_j||^2``;
     - ``formulation="ridge"``: one-hot ridge regression, ``theta = (G~ + lambda
@@ -365,9 +276,12 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     = 2 (label, weighted), 3 (full, weighted), 1 (label, ridge), 2 (full,
     ridge). ``rho`` is the largest value whose conversion (Canonne, Kamath and
     Steinke 2020) is within ``(epsilon, delta)``, and ``s = sqrt(m / (2 rho))``.
-    Noise matrices are symmetric (upper triangle iid, mirrored); noisy
-    Gramians are projected to the PSD cone (negative eigenvalues set to 0), so
-    every system is positive definite and solved by Cholesky.
+    Noise matrices are symmetric, ``(E + E^T) / 2`` with ``E`` iid: the
+    Gaussian mechanism releases ``M + E`` and symmetrising is post-processing,
+    so the diagonal gets the std above and each off-diagonal entry ``1 /
+    sqrt(2)`` of it (half the variance of mirroring an iid upper triangle).
+    Noisy Gramians are projected to the PSD cone (negative eigenvalues set to
+    0), so every system is positive definite and solved by Cholesky.
 
     Parameters
     ----------
@@ -385,12 +299,17 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         ``lambda`` (> 0) added to the diagonal. The statistics are sums over the
         samples (not means), so this is on the scale of scikit-learn's
         ``Ridge(alpha=...)``; the default is Ridge's. Larger values damp the noise:
-        a symmetric Gaussian noise matrix of entry std ``sigma`` has spectral norm
-        about ``2 sigma sqrt(p)``.
-    clip_norm : float, default=1.0
-        ``C``, the public L2 bound on the feature rows (> 0); rows above it are
-        scaled down to it. Scale the features (with a fixed, data-independent
-        factor) so that most rows are inside.
+        the symmetric noise ``(E + E^T) / 2`` with entries of ``E`` of std
+        ``sigma`` has spectral norm about ``sigma sqrt(2 p)``.
+    clip_norm : float or "auto", default="auto"
+        ``C``, the L2 bound on the feature rows (> 0); rows above it are scaled
+        down to it. ``"auto"``: the largest row norm of the training ``X`` (1
+        if every row is zero), which clips nothing. Under label DP the features
+        are public, so this costs no privacy; under ``privacy="full"`` it reads
+        the private features, outside the guarantee, and the fit warns with a
+        :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`: pass a public
+        bound there (scale the features by a fixed, data-independent factor so
+        that most rows are inside).
     fit_intercept : bool, default=True
         Fit an intercept through a constant feature inside the norm bound: the
         clipped row ``x`` (norm <= C) becomes ``z = [x, C] / sqrt(2)``, of norm
@@ -419,6 +338,16 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         ``s``: each statistic's noise std divided by its L2 sensitivity.
     noise_stds_ : dict
         The noise std of each noised statistic (``"G"``, ``"A"``, ``"b"``).
+    clip_norm_ : float
+        The bound ``C`` used (``clip_norm``, or the largest row norm for
+        ``"auto"``).
+    clipped_fraction_ : float
+        Label DP only: the share of training rows whose norm exceeded ``C`` and
+        were clipped. Above 5% the fit warns with a
+        :class:`~sklearn_labeldp.linear_model.RowClippingWarning`. Under full DP
+        this share is a statistic of the private features, not covered by the
+        guarantee, so it is neither set nor warned about (check it on public
+        data of the same kind).
     epsilon_ : float
     delta_ : float
     privacy_spend_ : PrivacySpend
@@ -439,7 +368,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     ----------
     .. [1] H. Mehta, W. Krichene, A. Thakurta, A. Kurakin, A. Cutkosky.
        Differentially private image classification from features. TMLR 2023
-       (seed 003), Algorithm 3.
+       Algorithm 3.
     .. [2] C. Canonne, G. Kamath, T. Steinke. The discrete Gaussian for
        differential privacy. NeurIPS 2020.
 
@@ -448,10 +377,9 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     >>> from sklearn.datasets import make_blobs
     >>> from sklearn_labeldp.linear_model._least_squares import DPLeastSquaresClassifier
     >>> X, y = make_blobs(3000, n_features=4, centers=3, random_state=0)
-    >>> clf = DPLeastSquaresClassifier(
-    ...     epsilon=1.0, clip_norm=10.0, classes=[0, 1, 2], random_state=0).fit(X, y)
-    >>> clf.coef_.shape, bool(clf.score(X, y) > 0.8)
-    ((3, 4), True)
+    >>> clf = DPLeastSquaresClassifier(epsilon=1.0, classes=[0, 1, 2], random_state=0).fit(X, y)
+    >>> clf.coef_.shape, bool(clf.score(X, y) > 0.8), clf.clipped_fraction_
+    ((3, 4), True, 0.0)
     """
 
     _parameter_constraints: dict = {
@@ -461,7 +389,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         "formulation": [StrOptions({"weighted", "ridge"})],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "l2_regularization": [Interval(Real, 0, None, closed="neither")],
-        "clip_norm": [Interval(Real, 0, None, closed="neither")],
+        "clip_norm": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
     }
 
@@ -474,7 +402,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         formulation="weighted",
         alpha=1.0,
         l2_regularization=1.0,
-        clip_norm=1.0,
+        clip_norm="auto",
         fit_intercept=True,
         classes=None,
         random_state=None,
@@ -512,14 +440,17 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             )
         return s, m / (2.0 * s**2)
 
-    def _design(self, X):
-        """Clipped rows, with the public constant column inside the norm bound."""
+    def _design(self, X, clip_norm):
+        """Rows clipped to ``clip_norm``, with the constant column inside the norm bound."""
         scale = 1.0 / math.sqrt(2.0) if self.fit_intercept else 1.0
-        return clipped_design(X, float(self.clip_norm), intercept=self.fit_intercept, scale=scale)
+        return clipped_design(X, clip_norm, intercept=self.fit_intercept, scale=scale)
 
     def _plan_fit(self, X, classes, rng):
         s, rho = self._noise_multiplier()
-        stds = least_squares_noise_stds(self.privacy, self.formulation, s, self.clip_norm)
+        clip_norm, bound_attributes = plan_row_bound(
+            X, self.clip_norm, privacy=self.privacy, name="clip_norm"
+        )
+        stds = least_squares_noise_stds(self.privacy, self.formulation, s, clip_norm)
         spend = PrivacySpend.leaf(
             "DP least squares",
             self.epsilon,
@@ -528,13 +459,16 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             noise_multiplier=s,
             privacy=self.privacy,
             formulation=self.formulation,
-            clip_norm=float(self.clip_norm),
+            clip_norm=clip_norm,
             noise_stds=stds,
         )
-        return spend, {"noise_multiplier": s, "rho": rho, "noise_stds": stds}
+        plan = {"noise_multiplier": s, "rho": rho, "noise_stds": stds, "clip_norm": clip_norm,
+                "bound_attributes": bound_attributes}
+        return spend, plan
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
-        Z = self._design(X)
+        clip_norm = plan["clip_norm"]
+        Z = self._design(X, clip_norm)
         p, n_classes = Z.shape[1], labels.n_classes
         stats = labels.release(
             noisy_least_squares_statistics,
@@ -544,7 +478,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             privacy=self.privacy,
             formulation=self.formulation,
             noise_multiplier=plan["noise_multiplier"],
-            clip_norm=float(self.clip_norm),
+            clip_norm=clip_norm,
             random_state=mechanism_rng,
         )
         # Post-processing of the release (and of the public G under label DP).
@@ -557,7 +491,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             theta = _solve_weighted(stats["A"], stats["b"], self.alpha * G + ridge)
         if self.fit_intercept:
             coef = theta[:, :-1] / math.sqrt(2.0)
-            intercept = theta[:, -1] * float(self.clip_norm) / math.sqrt(2.0)
+            intercept = theta[:, -1] * clip_norm / math.sqrt(2.0)
         else:
             coef, intercept = theta, np.zeros(n_classes)
         return {
@@ -566,6 +500,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             "rho_": plan["rho"],
             "noise_multiplier_": plan["noise_multiplier"],
             "noise_stds_": plan["noise_stds"],
+            **plan["bound_attributes"],
         }
 
     def decision_function(self, X):

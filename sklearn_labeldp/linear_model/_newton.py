@@ -1,4 +1,4 @@
-"""DP-Newton and DP-FC for one-vs-rest logistic regression (seed 003, Algs. 1 and 2).
+"""DP-Newton and DP-FC for one-vs-rest logistic regression (Mehta et al. 2023, Algs. 1, 2).
 
 Full batch, ``T`` iterations, Gaussian noise calibrated through zCDP. The
 training function :func:`noisy_second_order_logistic` takes the label codes
@@ -16,7 +16,13 @@ public ``n``):
   ``G = sum_i z_i z_i^T`` do not read the labels (``Theta`` is a
   post-processing of earlier noisy releases), so under label DP they are
   released without noise; under full DP (add/remove) their sensitivities are
-  ``sqrt(m) / 4`` (the m Hessians together) and 1 (``G``).
+  ``sqrt(m) / 4`` (the m Hessians together) and 1 (``G``), and they are released
+  with the symmetric noise of
+  :func:`~sklearn_labeldp.linear_model._gram_noise.add_symmetric_noise`, then
+  projected to the PSD cone.
+
+References: H. Mehta, W. Krichene, A. Thakurta, A. Kurakin, A. Cutkosky.
+Differentially private image classification from features. TMLR 2023.
 """
 
 import math
@@ -26,9 +32,11 @@ import scipy.sparse as sp
 from scipy.linalg import cho_solve
 from scipy.special import expit
 
+from ._gram_noise import add_symmetric_noise, project_psd
+
 __all__ = ["newton_fc_noise_multiplier", "noisy_second_order_logistic", "second_order_plan"]
 
-# Largest second derivative of the logistic loss (beta_H of seed 003).
+# Largest second derivative of the logistic loss (beta_H of Mehta et al. 2023).
 _BETA_H = 0.25
 
 
@@ -46,7 +54,7 @@ def newton_fc_noise_multiplier(rho, solver, privacy, n_iter):
 
     Every release adds Gaussian noise of std ``s`` times its L2 sensitivity,
     so each costs ``1 / (2 s^2)`` and the run ``k / (2 s^2)`` for ``k``
-    releases (ALGORITHMS 2.3).
+    releases (Bun and Steinke 2016: zCDP composes by adding ``rho``).
 
     Parameters
     ----------
@@ -78,18 +86,6 @@ def second_order_plan(n_classes, privacy):
     if privacy == "label":
         return m, (1.0 if m == 1 else math.sqrt(2.0)), 0.0, 0.0
     return m, math.sqrt(m), _BETA_H * math.sqrt(m), 1.0
-
-
-def _symmetric_noise(rng, d, std):
-    """A symmetric matrix whose upper triangle (diagonal included) is iid N(0, std^2)."""
-    upper = np.triu(rng.normal(0.0, std, size=(d, d)))
-    return upper + np.triu(upper, 1).T
-
-
-def _psd_project(A):
-    """The nearest (Frobenius) positive semi-definite matrix to symmetric ``A``."""
-    w, V = np.linalg.eigh(A)
-    return (V * np.maximum(w, 0.0)) @ V.T
 
 
 def _weighted_gram(Z, w):
@@ -144,7 +140,7 @@ def noisy_second_order_logistic(
     if solver == "fc":
         G = _weighted_gram(Z, np.ones(n)) / n
         if privacy == "full":
-            G = _psd_project(G + _symmetric_noise(rng, d, noise_multiplier * gram_sens / n))
+            G = project_psd(add_symmetric_noise(G, noise_multiplier * gram_sens / n, rng))
         fixed = np.linalg.cholesky(_BETA_H * G + reg * eye)
     theta = np.zeros((m, d))
     for _ in range(n_iter):
@@ -159,7 +155,7 @@ def noisy_second_order_logistic(
         for j in range(m):
             H = _weighted_gram(Z, P[:, j] * (1.0 - P[:, j])) / n
             if privacy == "full":
-                H = _psd_project(H + _symmetric_noise(rng, d, noise_multiplier * hess_sens / n))
+                H = project_psd(add_symmetric_noise(H, noise_multiplier * hess_sens / n, rng))
             theta[j] -= np.linalg.solve(H + reg * eye, grad[j])
     return theta
 

@@ -1,15 +1,119 @@
-"""Row clipping shared by the private linear models.
+"""The row-norm bound and the row clipping shared by the private linear models.
 
 The sensitivity analyses of the linear models assume every feature row has
-L2 norm at most a public bound. Rows above it are scaled down to the bound;
-rows inside it are left alone. Nothing is rescaled by an amount computed
-from the data, which would leak.
+L2 norm at most a bound that the mechanism may treat as public. Rows above it
+are scaled down to the bound; rows inside it are left alone, and no row is
+rescaled by an amount computed from the other rows.
+
+Under label DP the features are public, so the bound may be read from them
+(``"auto"``: the largest row norm, which clips nothing) and the share of rows
+it clips may be reported. Under full DP both are statistics of the private
+features: the bound should be given, and the clipped share is never released.
 """
+
+import math
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["clip_rows", "clipped_design", "row_clip_factors"]
+from ..exceptions import PrivacyLeakWarning
+
+__all__ = [
+    "CLIPPED_FRACTION_WARNING",
+    "RowClippingWarning",
+    "clip_rows",
+    "clipped_design",
+    "plan_row_bound",
+    "row_clip_factors",
+    "row_norms",
+]
+
+# Above this share of clipped rows a label-DP fit warns: the model then sees a
+# distorted picture of the features (every clipped row loses its length).
+CLIPPED_FRACTION_WARNING = 0.05
+
+# plan_row_bound is called by an estimator's _plan_fit, four frames below
+# BaseLabelDPClassifier.fit's caller (_plan_fit, _fit, _fit_or_discard, fit and
+# scikit-learn's _fit_context wrapper): the warnings point at the user's fit call.
+_STACKLEVEL = 7
+
+
+class RowClippingWarning(UserWarning):
+    """Many training rows were clipped to the row-norm bound (label DP only).
+
+    Issued by a label-DP fit when more than 5% of the rows of ``X`` have an
+    L2 norm above ``data_norm`` (``clip_norm``). Clipping keeps the privacy
+    guarantee but shortens those rows, which usually costs accuracy; the
+    default ``"auto"`` bound, the largest row norm, clips nothing.
+    """
+
+
+def plan_row_bound(X, bound, *, privacy, name):
+    """Settle the row-norm bound of a fit from public information, before any label is read.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        The training features.
+    bound : float or "auto"
+        The estimator's parameter. ``"auto"`` takes the largest L2 row norm of
+        ``X`` (1 when every row is zero), so no row is clipped.
+    privacy : {"label", "full"}
+        Under ``"label"`` the features are public: ``"auto"`` is free and the
+        share of clipped rows is reported (a :class:`RowClippingWarning` above
+        5%). Under ``"full"`` ``"auto"`` reads the private features, which
+        the guarantee does not cover: a
+        :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning` says so. The
+        clipped share is a statistic of the private features too, so it is
+        neither returned nor put in a warning.
+    name : str
+        The parameter's name, for messages and the fitted attribute.
+
+    Returns
+    -------
+    bound : float
+        The bound the fit clips to, > 0.
+    attributes : dict
+        Fitted attributes: ``name + "_"`` (the bound) and, under label DP,
+        ``"clipped_fraction_"`` (the share of rows of norm above the bound).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_labeldp.linear_model._preprocessing import plan_row_bound
+    >>> X = np.array([[3.0, 4.0], [0.3, 0.4]])
+    >>> plan_row_bound(X, "auto", privacy="label", name="data_norm")
+    (5.0, {'data_norm_': 5.0, 'clipped_fraction_': 0.0})
+    """
+    norms = row_norms(X)
+    if isinstance(bound, str):  # "auto", the only string the parameter constraints allow
+        if privacy == "full":
+            warnings.warn(
+                f"{name}='auto' with privacy='full' reads the largest row norm of the private "
+                "features, a release the differential-privacy guarantee does not cover. "
+                f"Pass a public bound as {name}.",
+                PrivacyLeakWarning,
+                stacklevel=_STACKLEVEL,
+            )
+        largest = float(norms.max(initial=0.0))
+        bound = largest if largest > 0 else 1.0
+    elif not (math.isfinite(bound) and bound > 0):
+        raise ValueError(f"{name} must be 'auto' or a finite number > 0; got {bound!r}.")
+    bound = float(bound)
+    attributes = {f"{name}_": bound}
+    if privacy == "label":
+        fraction = float(np.mean(norms > bound)) if norms.size else 0.0
+        if fraction > CLIPPED_FRACTION_WARNING:
+            warnings.warn(
+                f"{fraction:.1%} of the training rows have an L2 norm above {name}={bound:g} "
+                f"and were clipped to it, which distorts the features. Under label DP the "
+                f"features are public: {name}='auto' (the largest row norm) clips nothing.",
+                RowClippingWarning,
+                stacklevel=_STACKLEVEL,
+            )
+        attributes["clipped_fraction_"] = fraction
+    return bound, attributes
 
 
 def clip_rows(X, max_norm):
@@ -95,16 +199,28 @@ def row_clip_factors(X, max_norm):
     """
     if not (np.isfinite(max_norm) and max_norm > 0):
         raise ValueError(f"the clipping norm must be a finite number > 0; got {max_norm!r}.")
-    if sp.issparse(X):
-        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    else:
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-    return _scale(norms, max_norm)
-
-
-def _scale(norms, max_norm):
-    """1 for rows within the bound, ``max_norm / norm`` for the others."""
+    norms = row_norms(X)
     scale = np.ones_like(norms)
     over = norms > max_norm
     scale[over] = max_norm / norms[over]
     return scale
+
+
+def row_norms(X):
+    """The L2 norm of each row of ``X``.
+
+    The one norm computation of the clipping and of :func:`plan_row_bound`, so
+    that the ``"auto"`` bound clips exactly no row.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+
+    Returns
+    -------
+    ndarray of shape (n_samples,)
+    """
+    if sp.issparse(X):
+        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel())
+    X = np.asarray(X, dtype=np.float64)
+    return np.sqrt(np.einsum("ij,ij->i", X, X))

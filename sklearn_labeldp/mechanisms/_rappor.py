@@ -1,11 +1,18 @@
-"""Vector approximation: RAPPOR unary encoding of the label (seed 001)."""
+"""Vector approximation: RAPPOR unary encoding of the label (Zhao et al. 2024)."""
+
+import math
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..utils import check_generator
-from ._validation import check_epsilon, check_label_codes, check_n_classes
+from ._validation import CHUNK_ELEMENTS, check_epsilon, check_label_codes, check_n_classes
 
 __all__ = ["debias_rappor", "rappor", "rappor_distribution"]
+
+# Bernoulli trials per chunk are capped so that positions summed from up to a
+# few CHUNK_ELEMENTS gaps, each at most this + 1, stay far below 2**63.
+_MAX_CHUNK_TRIALS = 1 << 40
 
 
 def _rappor_probabilities(epsilon):
@@ -14,7 +21,92 @@ def _rappor_probabilities(epsilon):
     return 1.0 / (1.0 + t), t / (1.0 + t)
 
 
-def rappor(y, *, epsilon, n_classes, random_state=None):
+def _bernoulli_positions(rng, size, p):
+    """Sorted positions of the successes among ``size`` iid Bernoulli(``p``) trials.
+
+    The gaps between successes are geometric, drawn by inversion of
+    exponentials: ``P(floor(E / r) >= m) = e^(-m r) = (1 - p)^m`` with
+    ``r = -log(1 - p)``. The work is proportional to the number of successes,
+    not of trials, and how much of the generator is used depends on ``size``,
+    ``p`` and the draws only.
+    """
+    if p == 0.0 or size == 0:  # q- underflows to 0 beyond eps of about 1490
+        return np.empty(0, dtype=np.int64)
+    rate = -math.log1p(-p)
+    found = []
+    last = -1  # position of the last success found
+    while True:
+        expected = (size - 1 - last) * p
+        gaps = rng.standard_exponential(int(expected + 6.0 * math.sqrt(expected)) + 16)
+        gaps /= rate
+        # Past `size` every gap length is the same to us: clipping keeps the
+        # float-to-int cast defined and the running sum from overflowing.
+        np.minimum(gaps, size, out=gaps)
+        positions = gaps.astype(np.int64)
+        positions += 1
+        np.cumsum(positions, out=positions)
+        positions += last
+        if positions[-1] >= size:
+            found.append(positions[: np.searchsorted(positions, size)])
+            break
+        found.append(positions)
+        last = int(positions[-1])
+    return found[0] if len(found) == 1 else np.concatenate(found)
+
+
+def _draw_chunks(y, n_classes, epsilon, rng):
+    """Draw RAPPOR bits for chunks of rows, in memory proportional to their ones.
+
+    Yields ``(start, labels, label_on, ones)``: the chunk's first row, its
+    labels, the bit of each row at its label (q+) and the flat positions
+    ``row * n_classes + column`` (row within the chunk) of the ones among all
+    coordinates drawn at rate q-. The caller overwrites the label coordinates
+    with ``label_on``; the draws do not depend on the labels.
+    """
+    q_plus, q_minus = _rappor_probabilities(epsilon)
+    # About CHUNK_ELEMENTS ones per chunk, whatever K and eps.
+    step = int(min(CHUNK_ELEMENTS / (1.0 + n_classes * q_minus), _MAX_CHUNK_TRIALS // n_classes))
+    step = max(1, step)
+    for start in range(0, y.shape[0], step):
+        labels = y[start : start + step]
+        label_on = rng.random(labels.shape[0]) < q_plus
+        ones = _bernoulli_positions(rng, labels.shape[0] * n_classes, q_minus)
+        yield start, labels, label_on, ones
+
+
+def _dense_bits(y, n_classes, epsilon, rng):
+    z = np.zeros((y.shape[0], n_classes), dtype=np.uint8)
+    flat = z.reshape(-1)
+    for start, labels, label_on, ones in _draw_chunks(y, n_classes, epsilon, rng):
+        ones += start * n_classes
+        flat[ones] = 1
+        z[np.arange(start, start + labels.shape[0]), labels] = label_on
+    return z
+
+
+def _sparse_bits(y, n_classes, epsilon, rng):
+    n_samples = y.shape[0]
+    counts = np.zeros(n_samples + 1, dtype=np.int64)
+    index_dtype = np.int32 if n_classes <= np.iinfo(np.int32).max else np.int64
+    columns = []
+    for start, labels, label_on, ones in _draw_chunks(y, n_classes, epsilon, rng):
+        rows, cols = np.divmod(ones, n_classes)
+        off_label = cols != labels[rows]
+        rows, cols = rows[off_label], cols[off_label]
+        # Insert each row's label coordinate among its sorted off-label ones.
+        on_rows = np.flatnonzero(label_on)
+        at = np.searchsorted(rows * n_classes + cols, on_rows * n_classes + labels[on_rows])
+        columns.append(np.insert(cols, at, labels[on_rows]).astype(index_dtype, copy=False))
+        chunk_counts = np.bincount(rows, minlength=labels.shape[0])
+        chunk_counts += label_on
+        counts[start + 1 : start + 1 + labels.shape[0]] = chunk_counts
+    indices = np.concatenate(columns) if columns else np.empty(0, dtype=index_dtype)
+    np.cumsum(counts, out=counts)
+    data = np.ones(indices.shape[0], dtype=np.uint8)
+    return sp.csr_matrix((data, indices, counts), shape=(n_samples, n_classes))
+
+
+def rappor(y, *, epsilon, n_classes, random_state=None, sparse_output=False):
     """RAPPOR unary encoding: release K independent noisy bits per label.
 
     Coordinate ``j`` of the output row for label ``y`` is 1 with probability
@@ -23,7 +115,13 @@ def rappor(y, *, epsilon, n_classes, random_state=None):
     and examples. Changing ``y`` changes the law of two coordinates, each by a
     likelihood ratio of at most ``e^(eps/2)``: the release is eps-label-DP.
 
-    Exactly ``n_samples * n_classes`` uniforms are drawn whatever the labels.
+    Only the ones are drawn: the gaps between the ones at rate ``q-`` are
+    geometric, and each label coordinate gets its own coin at rate ``q+``.
+    The time is proportional to the number of ones (about
+    ``n_samples * (q+ + (n_classes - 1) q-)``) and, beyond the output, memory
+    is that of a fixed-size chunk. How far the generator advances depends on
+    the draws, ``n_samples``, ``n_classes`` and ``epsilon``, never on the
+    labels. Dense and sparse outputs hold the same bits for the same generator.
 
     Parameters
     ----------
@@ -35,11 +133,18 @@ def rappor(y, *, epsilon, n_classes, random_state=None):
         Number of classes K >= 2.
     random_state : None, int or numpy.random.Generator, default=None
         ``None`` draws fresh operating-system entropy.
+    sparse_output : bool, default=False
+        Return a CSR matrix holding the ones only. The dense output takes
+        ``n_samples * n_classes`` bytes; the sparse one about 5 bytes per one
+        (9 beyond 2**31 ones, when scipy needs 64-bit indices), so it is the
+        smaller when ``q+ + (n_classes - 1) q-`` is below about
+        ``n_classes / 5``, i.e. ``q-`` below about 0.2 (``eps`` above about 2.8).
 
     Returns
     -------
-    ndarray of shape (n_samples, n_classes), uint8
-        The bit vectors ``Z``, entries 0 or 1.
+    ndarray of shape (n_samples, n_classes), uint8, or scipy.sparse.csr_matrix
+        The bit vectors ``Z``, entries 0 or 1; the CSR matrix (uint8, sorted
+        indices) when ``sparse_output=True``.
 
     See Also
     --------
@@ -51,7 +156,10 @@ def rappor(y, *, epsilon, n_classes, random_state=None):
     .. [1] U. Erlingsson, V. Pihur, A. Korolova. RAPPOR: randomized aggregatable
        privacy-preserving ordinal response. CCS 2014.
     .. [2] P. Zhao et al. Enhancing learning with label differential privacy by
-       vector approximation. ICLR 2024 (seed 001), eqs. (14) and (17).
+       vector approximation.
+       ICLR 2024, eqs. (14) and (17).
+    .. [3] L. Devroye. Non-uniform random variate generation. Springer, 1986,
+       Section 10.2 (geometric gaps by inversion).
 
     Examples
     --------
@@ -60,18 +168,19 @@ def rappor(y, *, epsilon, n_classes, random_state=None):
     array([[1, 0, 0],
            [0, 0, 1],
            [0, 1, 0]], dtype=uint8)
+    >>> z = rappor([0, 99_999], epsilon=40.0, n_classes=100_000, random_state=0,
+    ...            sparse_output=True)
+    >>> z.shape, z.nnz, z.indices.tolist()
+    ((2, 100000), 2, [0, 99999])
     """
     epsilon = check_epsilon(epsilon)
     n_classes = check_n_classes(n_classes)
     y = check_label_codes(y, n_classes)
+    if not isinstance(sparse_output, (bool, np.bool_)):
+        raise TypeError(f"sparse_output must be a bool; got {sparse_output!r}.")
     rng = check_generator(random_state)
-    q_plus, q_minus = _rappor_probabilities(epsilon)
-    u = rng.random((y.shape[0], n_classes))
-    rows = np.arange(y.shape[0])
-    on_label = u[rows, y]
-    z = (u < q_minus).view(np.uint8)
-    z[rows, y] = on_label < q_plus
-    return z
+    draw = _sparse_bits if sparse_output else _dense_bits
+    return draw(y, n_classes, epsilon, rng)
 
 
 def rappor_distribution(*, epsilon, n_classes):
@@ -130,7 +239,8 @@ def debias_rappor(scores, *, epsilon):
     References
     ----------
     .. [1] P. Zhao et al. Enhancing learning with label differential privacy by
-       vector approximation. ICLR 2024 (seed 001), eq. (17).
+       vector approximation.
+       ICLR 2024, eq. (17).
 
     Examples
     --------

@@ -8,19 +8,22 @@ A sampling call makes two passes. The first sorts each chunk of the prior,
 checks its values from the sorted extremes and records per row ``k``, the
 k-th largest prior value and whether it ties; the second builds each chunk's
 top-k set and draws the outputs. No randomness is drawn before every row has
-been checked, so a bad prior never advances the caller's generator.
+been checked, so a bad prior never advances the caller's generator. Beyond
+the prior itself, memory is O(n_samples) plus one chunk; without a prior
+(``prior=None``) RRWithPrior is randomized response and needs O(n_samples).
 """
 
 import numpy as np
 
 from ..utils import check_generator
 from ._bit_select import nth_member
-from ._randomized_response import _keep_probability
+from ._randomized_response import _choose, _draw_randomized_response
 from ._validation import (
     CHUNK_ELEMENTS,
     check_epsilon,
     check_k,
     check_label_codes,
+    check_n_classes,
     check_negated_sorted_prior,
     check_prior_shape,
 )
@@ -63,7 +66,7 @@ def _negated_sorted(chunk):
 
 
 def _optimal_k_from_negated_sorted(negated_sorted, epsilon):
-    # w_k = (sum of the k largest p) / (1 + (k - 1) e^-eps), Alg. 2 of seed 000,
+    # w_k = (sum of the k largest p) / (1 + (k - 1) e^-eps), Alg. 2 of Ghazi et al.,
     # computed negated: the first minimiser of -w_k is the first maximiser of w_k
     # (exact ties go to the smallest k). Sums are accumulated left to right from
     # column 0, so they are bit-for-bit those of one cumulative sum over all K.
@@ -158,32 +161,29 @@ def _top_k_mask_chunk(chunk, k, threshold, tied):
     return mask
 
 
-def _sample_top_k(y, mask, k, epsilon, rng):
-    """Draw RRTop-k outputs given each row's top-k set ``mask``."""
-    n_rows = mask.shape[0]
-    y_in = mask[np.arange(n_rows), y]
-    # Two uniforms per row, whatever the labels: the generator's state after
-    # the call must not depend on y (it is visible to later code).
-    coins = rng.random((2, n_rows))
-    keep = y_in & (coins[0] < _keep_probability(epsilon, k))
+def _sample_top_k(y, mask, k, coins, epsilon):
+    """RRTop-k outputs of a chunk given each row's top-k set ``mask``."""
+    y_in = mask[np.arange(mask.shape[0]), y]
+    keep, rank = _choose(y_in, k, coins, epsilon)
     out = y.copy()
     todo = np.flatnonzero(~keep)
     if todo.size:
-        # Uniform over the top-k set minus y (y in it) or the whole set (y not):
-        # the pick-th label, in index order, of the set with y's bit cleared.
-        # floor(U m) < m for every double U < 1 and integer m >= 1.
+        # The rank-th label, in index order, of the set with y's bit cleared.
         inside = y_in[todo]
-        pick = (coins[1, todo] * (k[todo] - inside)).astype(np.int64)
-        out[todo] = nth_member(mask[todo], pick, exclude=np.where(inside, y[todo], -1))
+        out[todo] = nth_member(mask[todo], rank[todo], exclude=np.where(inside, y[todo], -1))
     return out
 
 
 def _sample(y, prior, k, threshold, tied, epsilon, rng):
     """Second pass: draw RRTop-k outputs chunk by chunk."""
+    # Two uniforms per row, all drawn up front whatever the labels: the
+    # generator's state after the call must not depend on y (it is visible to
+    # later code), and a uniform prior then draws exactly randomized_response.
+    coins = rng.random((2, y.shape[0]))
     out = np.empty_like(y)
     for rows in _row_chunks(*prior.shape):
         mask = _top_k_mask_chunk(prior[rows], k[rows], threshold[rows], tied[rows])
-        out[rows] = _sample_top_k(y[rows], mask, k[rows], epsilon, rng)
+        out[rows] = _sample_top_k(y[rows], mask, k[rows], coins[:, rows], epsilon)
     return out
 
 
@@ -228,7 +228,7 @@ def top_k_mask(prior, k):
 
 
 def optimal_top_k(prior, *, epsilon):
-    """The ``k*`` that RRWithPrior uses for each row (seed 000, Algorithm 2).
+    """The ``k*`` that RRWithPrior uses for each row (Ghazi et al. 2021, Algorithm 2).
 
     ``k* = argmax_k w_k`` with ``w_k = (sum of the k largest p) / (1 + (k-1) e^-eps)``:
     the k maximising the probability that RRTop-k returns the true label when
@@ -264,7 +264,7 @@ def optimal_top_k(prior, *, epsilon):
 
 
 def rr_top_k(y, prior, *, k, epsilon, random_state=None):
-    """RRTop-k (seed 000, Algorithm 1): randomized response inside the prior's top k.
+    """RRTop-k (Ghazi et al. 2021, Algorithm 1): randomized response inside the prior's top k.
 
     With ``Y_k`` the ``k`` most likely labels under the prior (see
     :func:`top_k_mask`): if ``y`` is in ``Y_k`` the output is ``y`` with
@@ -312,21 +312,28 @@ def rr_top_k(y, prior, *, k, epsilon, random_state=None):
     return _sample(y, prior, k, threshold, tied, epsilon, rng)
 
 
-def rr_with_prior(y, prior, *, epsilon, random_state=None, return_k=False):
-    """RRWithPrior (seed 000, Algorithm 2): RRTop-k with the prior's optimal ``k*``.
+def rr_with_prior(y, prior=None, *, epsilon, n_classes=None, random_state=None,
+                  return_k=False):
+    """RRWithPrior (Ghazi et al. 2021, Algorithm 2): RRTop-k with the prior's optimal ``k*``.
 
     Because ``k*`` (:func:`optimal_top_k`) is a function of the public prior
     only, the release is eps-label-DP. With a uniform prior ``k* = K`` and this
-    is plain :func:`randomized_response`.
+    is plain :func:`randomized_response`: the same outputs from the same
+    generator. ``prior=None`` stands for the uniform prior without forming
+    it, in O(n_samples) memory whatever ``n_classes``.
 
     Parameters
     ----------
     y : array-like of shape (n_samples,)
         Integer label codes in ``[0, n_classes)``.
-    prior : array-like of shape (n_samples, n_classes)
+    prior : array-like of shape (n_samples, n_classes) or None, default=None
         Public prior per example; nonnegative, rows with a positive entry
-        (rows need not be normalised: only ratios matter).
+        (rows need not be normalised: only ratios matter). ``None`` is the
+        uniform prior (no prior knowledge).
     epsilon : float
+    n_classes : int, default=None
+        Number of classes K >= 2. Required when ``prior`` is None; otherwise
+        optional and, if given, must equal ``prior.shape[1]``.
     random_state : None, int or numpy.random.Generator, default=None
     return_k : bool, default=False
         Also return ``k*`` per example (public: it depends on the prior only).
@@ -348,14 +355,34 @@ def rr_with_prior(y, prior, *, epsilon, random_state=None, return_k=False):
 
     Examples
     --------
-    >>> from sklearn_labeldp.mechanisms import rr_with_prior
+    >>> from sklearn_labeldp.mechanisms import randomized_response, rr_with_prior
     >>> out, k = rr_with_prior([0, 1], [[0.9, 0.1, 0.0], [1, 1, 1]], epsilon=1.0,
     ...                        random_state=0, return_k=True)
     >>> k
     array([1, 3])
+
+    Without a prior it is randomized response, for any number of classes:
+
+    >>> y = [0, 99_999, 5]
+    >>> out = rr_with_prior(y, epsilon=1.0, n_classes=100_000, random_state=0)
+    >>> bool((out == randomized_response(y, epsilon=1.0, n_classes=100_000,
+    ...                                   random_state=0)).all())
+    True
     """
     epsilon = check_epsilon(epsilon)
+    if prior is None:
+        if n_classes is None:
+            raise ValueError("n_classes is required when prior is None.")
+        n_classes = check_n_classes(n_classes)
+        y = check_label_codes(y, n_classes)
+        rng = check_generator(random_state)
+        out = _draw_randomized_response(y, n_classes, epsilon, rng)
+        return (out, np.full(y.shape[0], n_classes, dtype=np.int64)) if return_k else out
     prior = check_prior_shape(prior)
+    if n_classes is not None and check_n_classes(n_classes) != prior.shape[1]:
+        raise ValueError(
+            f"n_classes={n_classes} but prior has {prior.shape[1]} columns (classes)."
+        )
     y = _check_y_prior(y, prior)
     k, threshold, tied = _scan_prior(prior, None, epsilon)
     rng = check_generator(random_state)

@@ -2,6 +2,7 @@
 
 import copy
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,17 +15,18 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._target_adapters import fit_bit_targets, predict_bit_scores
-from ..accounting import BudgetAccountant, PrivacyBudget, PrivacySpend
+from ..accounting import BudgetAccountant, PrivacyBudget, PrivacySpend, default_accountant
 from ..classifiers import RRWithPriorClassifier, VectorApproxClassifier
 from ..mechanisms._randomized_response import _keep_probability
 from ..mechanisms._rappor import _rappor_probabilities
-from ..utils import check_generator, spawn_seeds
+from ..exceptions import BudgetError
+from ..utils import derived_random_state, forget_derived_seeds, spawn_generators
 from ._exponential import exponential_mechanism
 
 __all__ = ["PrivateGridSearchCV"]
 
-# Parameters the search itself sets on every candidate: a grid may not touch them.
-_SEARCH_OWNED = ("epsilon", "accountant")
+# Parameters of the private step that the search itself sets: a grid may not touch them.
+_SEARCH_OWNED = ("epsilon", "accountant", "random_state")
 
 
 def _search_has(attr):
@@ -36,8 +38,52 @@ def _search_has(attr):
     return check
 
 
-def _fit_candidate(estimator, X, y):
-    return estimator.fit(X, y)
+class _ChargeReached(Exception):
+    """A planning fit reached its budget charge: every label-free check passed."""
+
+    def __init__(self, spend):
+        super().__init__(spend)
+        self.spend = spend
+
+
+class _PlanningAccountant(BudgetAccountant):
+    """Stops a fit at its charge and hands back the spend it planned.
+
+    The fit template charges only after validating its data and parameters and
+    trying its base estimator on label-free targets, and before its mechanism
+    reads any label: the search learns each candidate's own ``(epsilon,
+    delta)`` that way, and a configuration error surfaces before the search
+    charges anything.
+    """
+
+    def spend(self, epsilon, delta=0.0):
+        raise _ChargeReached(self._as_spend(epsilon, delta))
+
+
+class _PrepaidAccountant(BudgetAccountant):
+    """Admits one candidate's spend, already charged by the search as part of its own."""
+
+    def __init__(self, planned):
+        super().__init__()
+        self._planned = planned
+
+    def spend(self, epsilon, delta=0.0):
+        spend = self._as_spend(epsilon, delta)
+        if not self._planned.budget.covers(spend.budget):
+            raise BudgetError(
+                f"a candidate tried to spend {spend.budget}, more than the "
+                f"{self._planned.budget} its planning fit declared and the search charged."
+            )
+
+
+def _fit_candidate(estimator, X, y, record_warnings=False):
+    """Fit one candidate; optionally return its warnings instead of emitting them."""
+    if not record_warnings:
+        return estimator.fit(X, y), []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        estimator.fit(X, y)
+    return estimator, [(w.message, w.category) for w in caught]
 
 
 def _holdout_mistakes(model, X, y):
@@ -96,8 +142,15 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         returns the round with the highest noisy accuracy. *Theorem* (Liu and
         Talwar 2019, random stopping with geometric ``T``): if ``Q`` is
         ``eps0``-DP, the best of the ``T`` runs is ``3 * eps0``-DP, whatever
-        ``gamma`` is; so the search is ``epsilon``-label-DP. Only the winning
-        round's output is covered: the other rounds' scores are not published.
+        ``gamma`` is; so the search is ``epsilon``-label-DP. The bound holds
+        only while ``T`` and the losing rounds stay hidden (given ``T = t``
+        the transcript is ``t * eps0``-DP), so nothing the search returns,
+        records or warns depends on ``T``: no round count, no losing score,
+        only the winner's warnings. ``publish_rounds=True`` releases every
+        round for debugging and is charged ``T * eps0`` instead. Candidates
+        must be pure DP (``delta = 0``): the bound is proven here for
+        ``eps0``-DP rounds only, and other candidates are refused before
+        anything is charged.
 
     ``"post_processing"``
         For grids that change only the base learner (keys ``"estimator"`` or
@@ -121,9 +174,12 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : label-DP classifier
-        An estimator of this library with an ``epsilon`` parameter; the
-        search sets it (``epsilon / 3`` per round for ``"random_stopping"``).
+    estimator : label-DP classifier or Pipeline
+        An estimator of this library, or a Pipeline with one such step. The
+        search sets its ``epsilon`` (``epsilon / 3`` per round for
+        ``"random_stopping"``), its ``accountant`` and its ``random_state``
+        for every candidate fit, and puts back the user's ``accountant`` and
+        ``random_state`` on the estimator it returns.
     param_grid : dict or list of dicts
         As for :class:`~sklearn.model_selection.GridSearchCV`; it must not set
         ``epsilon`` or ``accountant``.
@@ -139,15 +195,27 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         ``gamma`` of ``"random_stopping"``; ``None`` means ``1 / n_candidates``.
     validation_fraction : float in (0, 1), default=0.5
         Share of the rows used for validation by ``"random_stopping"``.
+    publish_rounds : bool, default=False
+        ``"random_stopping"`` only: release every round (``rounds_``) and
+        charge ``T * eps0`` instead of ``epsilon``. For debugging.
     random_state : None, int, numpy.random.Generator or RandomState, default=None
-        Controls the splits, the selections and the candidates' unset seeds.
-        ``None`` draws fresh operating-system entropy.
+        Controls the splits, the selections and every candidate's randomness
+        (each candidate fit gets its own generator, spawned with 128 bits or
+        more; none is stored on what the search returns). ``None`` draws
+        fresh operating-system entropy. An int, ``RandomState`` or
+        ``Generator`` is a replay key: whoever knows it and the features can
+        replay the mechanisms' noise and recover the labels, so keep it as
+        secret as the labels.
     n_jobs : int, default=None
         Parallel candidate fits (joblib); ``None`` means 1.
     accountant : BudgetAccountant, default=None
         Charged with the whole spend of the search before any label is used
         (the candidates' own fits are not charged again). ``None`` uses the
-        estimator's ``accountant``, if it has one.
+        estimator's ``accountant``, and if it has none the process-wide
+        :func:`~sklearn_labeldp.accounting.default_accountant`. The spend is
+        composed from each candidate's own planned ``(epsilon, delta)``,
+        read from a planning fit that stops at the candidate's charge, before
+        its mechanism reads any label.
 
     Attributes
     ----------
@@ -168,23 +236,25 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         - ``"holdout"``: ``n_train_samples`` (size of each candidate's part)
           and ``selected``. No scores: the mistake counts are private, and
           publishing them would cost more than ``epsilon``.
-        - ``"random_stopping"``: ``n_rounds`` (times each candidate was drawn,
-          label-independent) and ``selected``. Only the winner's score is
-          released (``best_score_``).
+        - ``"random_stopping"``: ``selected``. Only the winner's score is
+          released (``best_score_``); the number of rounds and the rounds
+          drawn stay secret.
         - ``"post_processing"``: ``split<k>_test_score``, ``mean_test_score``,
           ``std_test_score``, ``rank_test_score``: debiased accuracies
           computed from the privatised targets, hence **noisy** (unbiased
           estimates of the true accuracy), and free to publish; and
           ``mean_observed_score``, the raw agreement with the privatised
           targets (biased toward chance).
-    n_rounds_ : int
-        ``"random_stopping"`` only: the number of rounds ``T``.
+    rounds_ : dict
+        Only with ``publish_rounds=True``: ``"candidate"`` (index drawn in each
+        round) and ``"score"`` (its noisy validation accuracy).
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     epsilon_ : float
         Total label-DP epsilon of the search (equal to ``epsilon``).
     delta_ : float
-        0 for the pure-DP estimators supported here.
+        The largest delta of a candidate (``"holdout"``), 0 for
+        ``"random_stopping"``, the privatising fit's for ``"post_processing"``.
     privacy_spend_ : PrivacySpend
         Structured record of the search's spend, as charged to the accountant.
 
@@ -221,6 +291,7 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         "cv": [Interval(Integral, 2, None, closed="left")],
         "stopping_probability": [Interval(Real, 0, 1, closed="right"), None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "publish_rounds": ["boolean"],
         "random_state": ["random_state", np.random.Generator],
         "n_jobs": [Integral, None],
         "accountant": [BudgetAccountant, None],
@@ -237,6 +308,7 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         cv=5,
         stopping_probability=None,
         validation_fraction=0.5,
+        publish_rounds=False,
         random_state=None,
         n_jobs=None,
         accountant=None,
@@ -249,11 +321,32 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.cv = cv
         self.stopping_probability = stopping_probability
         self.validation_fraction = validation_fraction
+        self.publish_rounds = publish_rounds
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.accountant = accountant
 
     # ------------------------------------------------------------------ checks
+    def _private_prefix(self):
+        """The parameter prefix of the label-DP step (``""``, or e.g. ``"clf__"`` in a Pipeline)."""
+        params = self.estimator.get_params(deep=True)
+        if all(name in params for name in _SEARCH_OWNED):
+            return ""
+        prefixes = [
+            key[: -len("epsilon")]
+            for key in params
+            if key.endswith("__epsilon")
+            and all(key[: -len("epsilon")] + name in params for name in _SEARCH_OWNED)
+        ]
+        if len(prefixes) != 1:
+            raise ValueError(
+                f"estimator {type(self.estimator).__name__} has "
+                f"{'no' if not prefixes else 'more than one'} label-DP step with "
+                "`epsilon`, `accountant` and `random_state` parameters: PrivateGridSearchCV "
+                "tunes one label-DP estimator of this library, alone or as a Pipeline step."
+            )
+        return prefixes[0]
+
     def _candidates(self):
         """The candidate parameter dicts, checked against the estimator (public only)."""
         if not math.isfinite(self.epsilon):
@@ -263,24 +356,21 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         candidates = list(ParameterGrid(self.param_grid))  # raises on empty value lists
         if not candidates:
             raise ValueError("param_grid is empty: give at least one candidate.")
-        if "epsilon" not in self.estimator.get_params():
-            raise ValueError(
-                f"estimator {type(self.estimator).__name__} has no `epsilon` parameter: "
-                "PrivateGridSearchCV tunes the label-DP estimators of this library."
-            )
+        prefix = self._private_prefix()
         if self.strategy == "post_processing":
             self._check_post_processing(candidates)
         for params in candidates:
-            owned = [key for key in params if key in _SEARCH_OWNED]
+            owned = [key for key in params if key in {prefix + n for n in _SEARCH_OWNED}]
             if owned:
                 raise ValueError(
                     f"param_grid sets {owned}, which the search controls: the search sets "
-                    "every candidate's epsilon from its own budget and charges its own "
-                    "accountant. Remove them from the grid."
+                    "every candidate's epsilon from its own budget, charges its own "
+                    "accountant and draws every candidate's randomness. Remove them from "
+                    "the grid."
                 )
             try:
                 clone(self.estimator).set_params(**params)  # unknown names fail here
-            except AttributeError as exc:  # e.g. "estimator__k" while estimator=None
+            except (AttributeError, ValueError) as exc:  # e.g. "estimator__k", estimator=None
                 raise ValueError(
                     f"param_grid sets {sorted(params)}, but {type(self.estimator).__name__} "
                     f"cannot take them ({exc}); with estimator=None pass the base estimator "
@@ -315,16 +405,61 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 )
 
     def _accountant(self):
+        """The search's own, else the private step's, else the process-wide default."""
         if self.accountant is not None:
             return self.accountant
-        return self.estimator.get_params().get("accountant")
+        own = self.estimator.get_params(deep=True)[self._private_prefix() + "accountant"]
+        return default_accountant() if own is None else own
 
-    def _candidate(self, params, epsilon, seed):
-        estimator = clone(self.estimator).set_params(**params, epsilon=epsilon)
-        estimator.set_params(accountant=None)  # the search charges the whole spend itself
-        if estimator.get_params().get("random_state", 0) is None:
-            estimator.set_params(random_state=seed)
-        return estimator
+    def _user_settings(self):
+        """The private step's accountant and random_state as the user set them."""
+        prefix = self._private_prefix()
+        params = self.estimator.get_params(deep=True)
+        return {prefix + name: params[prefix + name] for name in ("accountant", "random_state")}
+
+    def _configured(self, params, epsilon, accountant, rng):
+        """A fresh candidate with the search's epsilon, accountant and generator."""
+        prefix = self._private_prefix()
+        return clone(self.estimator).set_params(
+            **params,
+            **{prefix + "epsilon": epsilon, prefix + "accountant": accountant,
+               prefix + "random_state": rng},
+        )
+
+    def _plan_candidates(self, candidates, epsilon, X, y):
+        """Each candidate's own planned spend, from a fit stopped at its charge.
+
+        No label reaches a mechanism: the planning fit raises at the charge,
+        which comes after every label-free check. A configuration error of any
+        candidate therefore surfaces here, before the search charges anything.
+        """
+        spends = []
+        for params in candidates:
+            candidate = self._configured(params, epsilon, _PlanningAccountant(),
+                                         np.random.default_rng(0))
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # the real fit warns once
+                    candidate.fit(X, y)
+            except _ChargeReached as reached:
+                spend = reached.spend
+            else:
+                raise ValueError(
+                    f"candidate {params} fitted without charging its accountant: "
+                    "PrivateGridSearchCV tunes label-DP estimators of this library."
+                )
+            if not PrivacyBudget(epsilon, 1.0).covers(spend.budget):
+                raise ValueError(
+                    f"candidate {params} plans to spend {spend.budget}, more than the "
+                    f"epsilon={epsilon} the search gives it."
+                )
+            spends.append(spend)
+        return spends
+
+    def _returned(self, model):
+        """``model`` as the search hands it back: the user's accountant and random_state."""
+        model.set_params(**self._user_settings())
+        return forget_derived_seeds(model)
 
     # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=False)
@@ -346,19 +481,20 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False, dtype=None
         )
         candidates = self._candidates()
-        for name in ("best_score_", "n_rounds_"):  # strategy-specific, from an earlier fit
+        for name in ("best_score_", "rounds_"):  # strategy-specific, from an earlier fit
             self.__dict__.pop(name, None)
-        rng = check_generator(self.random_state)
         fit = {
             "holdout": self._fit_holdout,
             "random_stopping": self._fit_random_stopping,
             "post_processing": self._fit_post_processing,
         }[self.strategy]
-        results, best_index, best_estimator, spend = fit(X, y, candidates, rng)
+        results, best_index, best_estimator, spend = fit(
+            X, y, candidates, spawn_generators(self.random_state, 1)[0]
+        )
         self.cv_results_ = {**self._param_results(candidates), **results}
         self.best_index_ = best_index
         self.best_params_ = candidates[best_index]
-        self.best_estimator_ = best_estimator
+        self.best_estimator_ = self._returned(best_estimator)
         self.classes_ = best_estimator.classes_
         self.privacy_spend_ = spend
         self.epsilon_ = spend.epsilon
@@ -377,11 +513,6 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             results[f"param_{name}"] = column
         return results
 
-    def _charge(self, spend):
-        accountant = self._accountant()
-        if accountant is not None:
-            accountant.spend(spend)  # BudgetError here: no label read yet
-
     def _fit_holdout(self, X, y, candidates, rng):
         m, n = len(candidates), X.shape[0]
         if n < m + 1:
@@ -389,32 +520,34 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 f"strategy='holdout' splits the data into n_candidates + 1 = {m + 1} parts, "
                 f"but there are only {n} samples."
             )
-        split_rng, select_rng, seed_rng = rng.spawn(3)
+        split_rng, select_rng, candidate_rng = rng.spawn(3)
         parts = np.array_split(split_rng.permutation(n), m + 1)
+        planned = [
+            self._plan_candidates([params], self.epsilon, _safe_indexing(X, part), y[part])[0]
+            for params, part in zip(candidates, parts, strict=False)
+        ]
         spend = PrivacySpend.compose(
             "PrivateGridSearchCV(holdout)",
             [
-                *(
-                    PrivacySpend.leaf("candidate fit", self.epsilon, candidate=i,
-                                      n_samples=int(parts[i].size))
-                    for i in range(m)
-                ),
+                *planned,
                 PrivacySpend.leaf("exponential mechanism", self.epsilon,
                                   n_samples=int(parts[m].size), sensitivity=1),
             ],
             "parallel",
             n_candidates=m,
         )
-        self._charge(spend)
-        seeds = spawn_seeds(seed_rng, m)
-        models = Parallel(n_jobs=self.n_jobs)(
+        self._accountant().spend(spend)  # BudgetError here: no label read yet
+        fitted = Parallel(n_jobs=self.n_jobs)(
             delayed(_fit_candidate)(
-                self._candidate(params, self.epsilon, seed),
+                self._configured(params, self.epsilon, _PrepaidAccountant(plan), child),
                 _safe_indexing(X, parts[i]),
                 y[parts[i]],
             )
-            for i, (params, seed) in enumerate(zip(candidates, seeds, strict=True))
+            for i, (params, plan, child) in enumerate(
+                zip(candidates, planned, candidate_rng.spawn(m), strict=True)
+            )
         )
+        models = [model for model, _ in fitted]
         X_sel, y_sel = _safe_indexing(X, parts[m]), y[parts[m]]
         mistakes = np.array([_holdout_mistakes(model, X_sel, y_sel) for model in models])
         best = exponential_mechanism(
@@ -437,48 +570,73 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
                 f"validation_fraction={self.validation_fraction} leaves an empty training "
                 f"or validation part for n_samples={n}."
             )
-        split_rng, plan_rng, noise_rng, seed_rng = rng.spawn(4)
+        split_rng, plan_rng, noise_rng, candidate_rng = rng.spawn(4)
         perm = split_rng.permutation(n)
         val, train = perm[:n_val], perm[n_val:]
+        X_train, y_train = _safe_indexing(X, train), y[train]
+        X_val, y_val = _safe_indexing(X, val), y[val]
+        planned = self._plan_candidates(candidates, eps0, X_train, y_train)
+        spending_delta = [c for c, p in zip(candidates, planned, strict=True) if p.delta > 0]
+        if spending_delta:
+            raise ValueError(
+                f"strategy='random_stopping' needs pure-DP candidates, but {spending_delta} "
+                "spend delta > 0: Liu and Talwar's 3 * eps0 bound is proven here for "
+                "eps0-DP rounds only. Use strategy='holdout', whose parallel composition "
+                "covers (epsilon, delta) candidates."
+            )
         # T and the candidates drawn are label-independent, so they can be drawn first.
         n_rounds = int(plan_rng.geometric(gamma))
         drawn = plan_rng.integers(m, size=n_rounds)
-        spend = PrivacySpend(
-            "PrivateGridSearchCV(random_stopping)",
-            PrivacyBudget(self.epsilon),
-            {"round_epsilon": eps0, "stopping_probability": gamma, "n_rounds": n_rounds,
-             "theorem": "Liu-Talwar 2019: geometric random stopping, 3 * round_epsilon"},
-        )
-        self._charge(spend)
-        X_train, y_train = _safe_indexing(X, train), y[train]
-        X_val, y_val = _safe_indexing(X, val), y[val]
-        seeds = spawn_seeds(seed_rng, n_rounds)
-        models = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fit_candidate)(self._candidate(candidates[c], eps0, s), X_train, y_train)
-            for c, s in zip(drawn, seeds, strict=True)
+        rounds = [
+            PrivacySpend.compose(
+                "random stopping round",
+                [planned[c], PrivacySpend.leaf("Laplace count", eps0, n_samples=n_val)],
+                "parallel",
+            )
+            for c in drawn
+        ]
+        if self.publish_rounds:
+            spend = PrivacySpend.compose(
+                "PrivateGridSearchCV(random_stopping, published rounds)", rounds,
+                "sequential", stopping_probability=gamma,
+            )
+        else:
+            # Only the winner is released and T stays secret: the record holds
+            # nothing that depends on T.
+            spend = PrivacySpend(
+                "PrivateGridSearchCV(random_stopping)",
+                PrivacyBudget(self.epsilon),
+                {"round_epsilon": eps0, "stopping_probability": gamma,
+                 "theorem": "Liu-Talwar 2019: geometric random stopping, 3 * round_epsilon"},
+            )
+        self._accountant().spend(spend)  # BudgetError here: no label read yet
+        fitted = Parallel(n_jobs=self.n_jobs)(
+            delayed(_fit_candidate)(
+                self._configured(candidates[c], eps0, _PrepaidAccountant(planned[c]), child),
+                X_train, y_train, record_warnings=True,
+            )
+            for c, child in zip(drawn, candidate_rng.spawn(n_rounds), strict=True)
         )
         noisy = np.array([
             1.0 - _laplace_count(_holdout_mistakes(model, X_val, y_val), eps0, noise_rng) / n_val
-            for model in models
+            for model, _ in fitted
         ])
         winner = int(np.argmax(noisy))
         best = int(drawn[winner])
+        # The winner's warnings are part of its (covered) output; the losers' are not
+        # released, and neither is their number.
+        for message, category in fitted[winner][1]:
+            warnings.warn(message, category, stacklevel=4)
         self.best_score_ = float(noisy[winner])
-        self.n_rounds_ = n_rounds
-        results = {
-            "n_rounds": np.bincount(drawn, minlength=m),
-            "selected": np.arange(m) == best,
-        }
-        return results, best, models[winner], spend
+        if self.publish_rounds:
+            self.rounds_ = {"candidate": drawn, "score": noisy}
+        return {"selected": np.arange(m) == best}, best, fitted[winner][0], spend
 
     def _fit_post_processing(self, X, y, candidates, rng):
-        template_rng, cv_rng, seed_rng = rng.spawn(3)
+        template_rng, cv_rng, base_rng = rng.spawn(3)
         template = clone(self.estimator).set_params(
-            epsilon=self.epsilon, accountant=self._accountant()
+            epsilon=self.epsilon, accountant=self._accountant(), random_state=template_rng
         )
-        if template.random_state is None:
-            (seed,) = spawn_seeds(template_rng, 1)
-            template.set_params(random_state=seed)
         # The one release of the labels; the template charges the accountant first.
         template.fit(X, y)
         spend = PrivacySpend.compose(
@@ -497,12 +655,13 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
             q = math.exp(-self.epsilon) * p
         else:
             p, q = _rappor_probabilities(self.epsilon)
-        folds = list(KFold(self.cv, shuffle=True, random_state=spawn_seeds(cv_rng, 1)[0])
-                      .split(X))
-        seeds = spawn_seeds(seed_rng, len(candidates) + 1)
+        folds = list(
+            KFold(self.cv, shuffle=True, random_state=derived_random_state(cv_rng)).split(X)
+        )
+        base_rngs = base_rng.spawn(len(candidates) + 1)
         bases = [
-            clone(self.estimator).set_params(**params)._new_estimator(np.random.default_rng(seed))
-            for params, seed in zip(candidates, seeds, strict=False)
+            clone(self.estimator).set_params(**params)._new_estimator(child)
+            for params, child in zip(candidates, base_rngs, strict=False)
         ]
         observed = np.array(
             Parallel(n_jobs=self.n_jobs)(
@@ -523,15 +682,15 @@ class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         )
         self.best_score_ = float(mean[best])
         best_estimator = self._refit_on_targets(template, candidates[best], targets, X, rr,
-                                                seeds[-1])
+                                                base_rngs[-1])
         return results, best, best_estimator, spend
 
     @staticmethod
-    def _refit_on_targets(template, params, targets, X, rr, seed):
+    def _refit_on_targets(template, params, targets, X, rr, rng):
         """The privatising fit with the chosen base learner refitted on its targets (free)."""
         best = copy.deepcopy(template)
         best.set_params(**params)
-        base = best._new_estimator(np.random.default_rng(seed))
+        base = best._new_estimator(rng)
         for name in ("estimator_", "estimators_"):
             if hasattr(best, name):
                 delattr(best, name)

@@ -1,14 +1,16 @@
 """A skorch classifier that learns hard labels, soft labels or bit vectors."""
 
 import inspect
-import numbers
 from collections.abc import Mapping
 from contextlib import contextmanager
 from functools import partial
+from numbers import Integral, Real
+from textwrap import shorten
 
 import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
+from sklearn.utils._param_validation import Interval, Options, validate_parameter_constraints
 from sklearn.utils.validation import (
     _num_samples,
     check_consistent_length,
@@ -54,22 +56,50 @@ def resolve_device(device):
     return device
 
 
+def _check_device_available(device):
+    """Raise ``ValueError`` unless ``device`` names a torch device this machine has.
+
+    ``"auto"`` and None always pass. Anything else must parse as a
+    :class:`torch.device` on which an empty tensor can be allocated (a CUDA
+    device also needs its index among the visible GPUs), so that a network
+    configured for an absent accelerator fails before any work, not mid-fit.
+    """
+    resolved = resolve_device(device)
+    if resolved is None:
+        return
+    n_gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    try:
+        parsed = torch.device(resolved)
+        # Allocation, not only parsing: it fails for a device type this build or machine lacks.
+        torch.empty(0, device=parsed)
+    except Exception as exc:  # torch raises RuntimeError, AssertionError, NotImplementedError...
+        reason = shorten(str(exc), 200) or type(exc).__name__
+    else:
+        reason = None
+        if parsed.type == "cuda" and (parsed.index or 0) >= n_gpus:
+            reason = f"this machine has {n_gpus} CUDA device(s)"
+    if reason is not None:
+        available = ", ".join(repr(name) for name in ["cpu", *(f"cuda:{i}" for i in range(n_gpus))])
+        raise ValueError(
+            f"device must be 'auto', None or a torch device available here ({available}); "
+            f"got {device!r}, which is unavailable: {reason}."
+        )
+
+
 def _draw_seed(random_state):
-    """One integer seed for a fit; None draws it from the operating system's entropy."""
+    """One torch seed in [0, 2**63) for a fit, from a validated ``random_state``.
+
+    None draws it from the operating system's entropy; a ``RandomState`` or
+    ``Generator`` draws it from its bit generator (which advances), so a
+    128-bit-seeded MT19937 or PCG64 stream gives a 63-bit seed, not a narrowed one.
+    """
     if random_state is None:
         return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if not 0 <= random_state < 2**63:
-            raise ValueError(f"random_state must be in [0, 2**63); got {random_state}.")
-        return int(random_state)
     if isinstance(random_state, np.random.RandomState):
         return int(random_state.randint(np.iinfo(np.int64).max, dtype=np.int64))
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(np.iinfo(np.int64).max))
-    raise TypeError(
-        "random_state must be None, an int, a numpy Generator or RandomState; "
-        f"got {random_state!r}."
-    )
+    return int(random_state)
 
 
 @contextmanager
@@ -185,30 +215,33 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         The network; it takes float32 inputs of shape (batch, n_features) and
         returns logits of shape (batch, n_outputs), like
         :class:`~sklearn_labeldp.nn.FashionCNN`.
-    max_epochs : int, default=10
+    max_epochs : int >= 1, default=10
         Passes over the training data per fit.
-    batch_size : int, default=128
+    batch_size : int >= 1 or -1, default=128
         Mini-batch size for training and prediction (-1: the whole data).
-    lr : float, default=0.01
-        Learning rate.
+    lr : float >= 0, default=0.01
+        Learning rate (0 leaves the weights as initialised).
     optimizer : torch.optim.Optimizer class, default=torch.optim.SGD
         Plain SGD, skorch's and the papers' default; its hyperparameters are
         ``optimizer__*`` (e.g. ``optimizer__momentum=0.9``,
         ``optimizer__weight_decay=5e-4``). Adam is a common alternative for the
         small CNN (then use ``lr=1e-3``).
-    mixup_alpha : float, default=0.0
+    mixup_alpha : float >= 0, default=0.0
         When positive, each training batch is replaced by a convex combination
         of itself and a shuffled copy, inputs and target vectors alike, with
         weight ``lambda ~ Beta(mixup_alpha, mixup_alpha)`` drawn per batch
         (mixup; hard labels are one-hot encoded first, bits become soft BCE
         targets). Prediction is unaffected. 0 disables it.
-    device : str or torch.device, default="auto"
+    device : str, torch.device or None, default="auto"
         ``"auto"`` means ``"cuda"`` when available, else ``"cpu"``; anything
-        else is a torch device. The fitted ``device_`` says which was used.
+        else is a torch device this machine has (None: skorch's "do not
+        move"). The fitted ``device_`` says which was used.
     random_state : None, int, numpy.random.Generator or RandomState, default=None
         Seeds the module's initialisation, the shuffling, dropout and the mixup
         draws of each fit, without changing the global torch RNG state. An int
-        makes fits on CPU reproducible; None draws fresh entropy every fit.
+        in ``[0, 2**63)`` makes fits on CPU reproducible; a generator gives a
+        63-bit seed drawn from its stream (which advances); None draws fresh
+        entropy every fit. Changing it on a fitted net changes nothing fitted.
     warm_start : bool, default=False
         Whether a new ``fit*`` call continues training the existing module
         (which needs the same number of outputs) instead of re-initialising it.
@@ -240,6 +273,18 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
 
     Notes
     -----
+    Every ``fit*`` method first checks, before any training or
+    initialisation, the parameters' ranges above and the device (a ``ValueError``
+    names the parameter and what it allows), then builds the module and runs it
+    in evaluation mode on two rows of ``X``: a module that cannot take ``X``, or
+    returns other than one logit per class or bit column, raises a
+    ``ValueError`` naming ``module`` before the first training step.
+
+    A net pickled on a device that the loading machine lacks (``"cuda"`` on a
+    CPU-only machine) loads on the CPU, as skorch does, with a ``DeviceWarning``;
+    its ``device`` parameter (unless ``"auto"``) and ``device_`` then say
+    ``cpu``.
+
     ``sample_weight`` is not supported (``fit`` does not accept it). Training
     batches are slices of the whole training tensors, which are moved to the
     device once per fit when they fit in 2 GiB; a custom ``iterator_train``
@@ -277,6 +322,25 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
     >>> net.fit_soft(X[:500] / 16, soft).classes_
     array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
     """
+
+    # Checked by _check_params at the start of every fit (skorch's own
+    # _validate_params, which checks argument names, shadows scikit-learn's).
+    _parameter_constraints: dict = {
+        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        # -1 is skorch's "the whole data in one batch".
+        "batch_size": [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})],
+        "lr": [Interval(Real, 0, None, closed="left")],
+        "mixup_alpha": [Interval(Real, 0, None, closed="left")],
+        "device": "no_validation",  # against this machine's devices: _check_device_available
+        "random_state": [
+            None,
+            Interval(Integral, 0, 2**63, closed="left"),
+            np.random.RandomState,
+            np.random.Generator,
+        ],
+        "warm_start": ["boolean"],
+        "verbose": ["verbose"],
+    }
 
     def __init__(
         self,
@@ -326,6 +390,7 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         -------
         self
         """
+        self._check_params()
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
         classes, encoded = np.unique(y, return_inverse=True)
@@ -351,6 +416,7 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         -------
         self
         """
+        self._check_params()
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
         continuing = self.__sklearn_is_fitted__() and self.target_kind_ == "hard"
@@ -387,6 +453,7 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         -------
         self
         """
+        self._check_params()
         if refresh is not None and not callable(refresh):
             raise TypeError(f"refresh must be None or callable; got {refresh!r}.")
         if refresh is not None and self.train_split is not None:
@@ -414,6 +481,7 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         -------
         self
         """
+        self._check_params()
         bits = np.asarray(bits)
         n_samples = _num_samples(X)
         if bits.ndim != 2 or bits.shape[0] != n_samples or bits.shape[1] < 1:
@@ -437,7 +505,6 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         )
         previous_kind = getattr(self, "target_kind_", None)
         try:
-            self._check_own_params()
             if warm and n_outputs != self.n_outputs_:
                 raise ValueError(
                     f"warm_start continues a module with {self.n_outputs_} outputs, but the new "
@@ -457,6 +524,7 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
                     self.initialize()
                 elif kind != previous_kind:
                     self._initialize_criterion()
+                self._check_forward(X, kind, **fit_params)
                 callback = None
                 if refresh is not None:
                     callback = TargetRefresh(refresh).initialize()
@@ -479,15 +547,49 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
             self.__dict__.pop(name, None)
         self.initialized_ = False
 
-    def _check_own_params(self):
-        alpha = self.mixup_alpha
-        if (
-            not isinstance(alpha, numbers.Real)
-            or isinstance(alpha, bool)
-            or not np.isfinite(alpha)
-            or alpha < 0
+    def _check_params(self):
+        """Reject out-of-range parameters and an absent device before any work."""
+        validate_parameter_constraints(
+            self._parameter_constraints,
+            {name: getattr(self, name) for name in self._parameter_constraints},
+            caller_name=type(self).__name__,
+        )
+        _check_device_available(self.device)
+
+    def _check_forward(self, X, kind, **fit_params):
+        """Run the module on two rows of ``X`` and check it returns one logit per output.
+
+        An architecture that does not fit the data (a wrong ``module__input_shape``,
+        a first layer of the wrong width, a module that ignores ``n_outputs``)
+        would otherwise fail deep in the first training step with a raw torch
+        error, or train against targets of another width. Evaluation mode under
+        ``no_grad`` changes no weight or BatchNorm statistic, and with dropout
+        off the usual layers draw no random number.
+        """
+        if not isinstance(X, (np.ndarray, torch.Tensor)):
+            return  # a Dataset yields whatever its author made; training will tell
+        rows = X[:2]
+        self._set_training(False)
+        try:
+            with torch.no_grad():
+                logits = self.infer(rows, **fit_params)
+        except Exception as exc:
+            raise ValueError(
+                f"module (with its module__* parameters) cannot take X of shape "
+                f"{tuple(X.shape)}: a forward pass of {len(rows)} row(s) raised "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if not isinstance(logits, torch.Tensor) or tuple(logits.shape) != (
+            len(rows),
+            self.n_outputs_,
         ):
-            raise ValueError(f"mixup_alpha must be a finite float >= 0; got {alpha!r}.")
+            got = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits)
+            what = "bit columns" if kind == "bits" else "classes"
+            raise ValueError(
+                f"module must return logits of shape (n_samples, {self.n_outputs_}), as the "
+                f"targets have {self.n_outputs_} {what}; for {len(rows)} row(s) of X it "
+                f"returned {got}. Give the module that output width (module__n_outputs)."
+            )
 
     def _validate_X(self, X, reset):
         if is_dataset(X) or isinstance(X, torch.Tensor):
@@ -682,11 +784,13 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
     def __setstate__(self, state):
         requested = state["device"]
         state["device"] = resolve_device(requested)
+        # skorch maps the weights onto the saved device, or onto the CPU with a
+        # DeviceWarning (setting ``device`` to the CPU) when that one is absent.
         super().__setstate__(state)
+        if "device_" in self.__dict__:
+            self.__dict__["device_"] = self.__dict__["device"]
         if isinstance(requested, str) and requested == "auto":
             self.__dict__["device"] = requested
-            if "device_" in self.__dict__:
-                self.__dict__["device_"] = state["device"]
 
     def load_params(self, *args, **kwargs):
         """skorch's ``load_params`` on the resolved device."""

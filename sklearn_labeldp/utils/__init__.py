@@ -1,5 +1,17 @@
 """Small helpers shared across the package."""
 
-from ._random import check_generator, spawn_seeds
+from ._random import (
+    DerivedRandomState,
+    check_generator,
+    derived_random_state,
+    forget_derived_seeds,
+    spawn_generators,
+)
 
-__all__ = ["check_generator", "spawn_seeds"]
+__all__ = [
+    "DerivedRandomState",
+    "check_generator",
+    "derived_random_state",
+    "forget_derived_seeds",
+    "spawn_generators",
+]

@@ -1,15 +1,37 @@
 """Random generators for mechanisms and estimators.
 
-Privacy mechanisms need fresh randomness: ``random_state=None`` therefore seeds
-from the operating system's entropy (never from a fixed default), an integer
-gives reproducible runs, and a :class:`numpy.random.Generator` is used as is.
+Privacy mechanisms need fresh, secret randomness. Whoever can replay the coins
+of a mechanism can subtract its noise, so:
+
+- ``random_state=None`` seeds from 128 bits of operating-system entropy (never
+  from a fixed default); an int gives reproducible runs, and is therefore a
+  replay key as secret as the labels;
+- work split across stages, candidates or jobs gets independent child
+  generators spawned from a :class:`numpy.random.SeedSequence` with at least
+  128 bits of entropy, never narrowed integer seeds;
+- seeds handed to base estimators are :class:`DerivedRandomState` objects,
+  recognisable after the fit, so that :func:`forget_derived_seeds` can put
+  back the user's ``random_state`` on everything that is returned.
 """
 
 from numbers import Integral
 
 import numpy as np
 
-__all__ = ["check_generator", "spawn_seeds"]
+__all__ = [
+    "DerivedRandomState",
+    "check_generator",
+    "derived_random_state",
+    "forget_derived_seeds",
+    "spawn_generators",
+]
+
+# 256 bits drawn from a caller's generator seed a new SeedSequence.
+_ENTROPY_WORDS = 8
+
+
+def _is_int_seed(random_state):
+    return isinstance(random_state, Integral) and not isinstance(random_state, bool)
 
 
 def check_generator(random_state=None):
@@ -21,7 +43,7 @@ def check_generator(random_state=None):
         ``None`` seeds from operating-system entropy; an int seeds
         deterministically; a ``Generator`` is returned unchanged (its state
         advances as it is used); a legacy ``RandomState`` (scikit-learn's
-        convention) seeds a new generator from 128 bits drawn from it.
+        convention) seeds a new generator from 256 bits drawn from it.
 
     Returns
     -------
@@ -34,36 +56,141 @@ def check_generator(random_state=None):
     ...     10, size=3).tolist()
     True
     """
-    if random_state is None or (
-        isinstance(random_state, Integral) and not isinstance(random_state, bool)
-    ):
+    if random_state is None or _is_int_seed(random_state):
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
-        # 128 bits of seed: a short seed could be brute-forced from public outputs.
-        return np.random.default_rng(random_state.randint(2**32, size=4, dtype=np.uint64))
+        return np.random.default_rng(_draw_entropy(random_state))
     raise TypeError(
         "random_state must be None, an int, a numpy.random.Generator or a "
         f"numpy.random.RandomState; got {type(random_state).__name__}."
     )
 
 
-def spawn_seeds(rng, n):
-    """Draw ``n`` independent integer seeds for child estimators or jobs.
+def _draw_entropy(source):
+    """256 bits from a Generator or RandomState, advancing it."""
+    if isinstance(source, np.random.Generator):
+        return source.integers(2**32, size=_ENTROPY_WORDS, dtype=np.uint64)
+    return source.randint(2**32, size=_ENTROPY_WORDS, dtype=np.uint64)
 
-    The seeds come from a :class:`numpy.random.SeedSequence` built on one draw of
-    ``rng``, so children never share a stream with each other or with ``rng``.
+
+def _seed_sequence(random_state):
+    if random_state is None or _is_int_seed(random_state):
+        return np.random.SeedSequence(random_state)  # None: 128 bits of OS entropy
+    if isinstance(random_state, np.random.Generator | np.random.RandomState):
+        # Spawning from a Generator reuses its readable seed sequence without
+        # advancing it; fresh draws make every fit's children new.
+        return np.random.SeedSequence(_draw_entropy(random_state))
+    raise TypeError(
+        "random_state must be None, an int, a numpy.random.Generator or a "
+        f"numpy.random.RandomState; got {type(random_state).__name__}."
+    )
+
+
+def spawn_generators(random_state, n):
+    """``n`` independent generators for the parts of one fit.
 
     Parameters
     ----------
-    rng : numpy.random.Generator
+    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
+        ``None``: a root of 128 bits of operating-system entropy. An int:
+        a reproducible root. A ``Generator`` or ``RandomState``: a root of
+        256 bits drawn from it (so it advances, and two calls give different
+        children).
     n : int
 
     Returns
     -------
-    list of int
-        Seeds in ``[0, 2**32)``, valid for any scikit-learn ``random_state``.
+    list of numpy.random.Generator
+        Children of one :class:`numpy.random.SeedSequence`: no two share a
+        stream, and none can be derived from another.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.utils import spawn_generators
+    >>> a, b = spawn_generators(0, 2)
+    >>> bool(a.integers(2**62) != b.integers(2**62))
+    True
     """
-    root = np.random.SeedSequence(int(rng.integers(2**63)))
-    return [int(child.generate_state(1)[0]) for child in root.spawn(n)]
+    return [np.random.default_rng(child) for child in _seed_sequence(random_state).spawn(n)]
+
+
+class DerivedRandomState(np.random.RandomState):
+    """A ``RandomState`` seed that the library handed to a base estimator.
+
+    Any scikit-learn estimator accepts it as ``random_state``. It survives
+    ``clone``, ``copy`` and ``pickle`` as its own type, so after a fit every
+    parameter holding one can be found and reset to the user's ``None`` by
+    :func:`forget_derived_seeds`.
+    """
+
+    def __reduce__(self):
+        return (_rebuild_derived_random_state, (self.get_state(legacy=False),))
+
+
+def _rebuild_derived_random_state(state):
+    random_state = DerivedRandomState(np.random.MT19937(0))
+    random_state.set_state(state)
+    return random_state
+
+
+def derived_random_state(rng):
+    """A :class:`DerivedRandomState` seeded with 256 bits drawn from ``rng``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    DerivedRandomState
+    """
+    return DerivedRandomState(np.random.MT19937(np.random.SeedSequence(_draw_entropy(rng))))
+
+
+def forget_derived_seeds(obj):
+    """Reset every ``random_state`` the library derived, on ``obj`` and its fitted parts.
+
+    Walks the parameters (nested too) of ``obj`` and of every fitted
+    sub-estimator held in an attribute ending in ``_`` (also inside lists,
+    tuples and dicts), and sets each parameter holding a
+    :class:`DerivedRandomState` back to ``None``, the value it had before the
+    library seeded it. The fitted state is untouched.
+
+    Parameters
+    ----------
+    obj : estimator, list, tuple or dict
+
+    Returns
+    -------
+    obj
+    """
+    _forget(obj, set())
+    return obj
+
+
+def _forget(obj, seen):
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, list | tuple):
+        for item in obj:
+            _forget(item, seen)
+        return
+    if isinstance(obj, dict):
+        for item in obj.values():
+            _forget(item, seen)
+        return
+    if not (hasattr(obj, "get_params") and hasattr(obj, "set_params")):
+        return
+    derived = {
+        key: None
+        for key, value in obj.get_params(deep=True).items()
+        if isinstance(value, DerivedRandomState)
+    }
+    if derived:
+        obj.set_params(**derived)
+    for name, value in vars(obj).items():
+        if name.endswith("_") and not name.startswith("_"):
+            _forget(value, seen)

@@ -334,6 +334,7 @@ def test_passes_check_estimator():
         "check_sample_weight_equivalence_on_sparse_data",
         "check_sample_weights_list",
         "check_sample_weights_not_an_array",
+        "check_sample_weights_pandas_series",
         "check_sample_weights_shape",
         "check_sample_weights_not_overwritten",
         "check_all_zero_sample_weights_error",

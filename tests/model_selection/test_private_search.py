@@ -10,7 +10,7 @@ from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 
 import sklearn_labeldp._base as base_module
 import sklearn_labeldp.model_selection._search as search_module
-from sklearn_labeldp.accounting import BudgetAccountant, BudgetError
+from sklearn_labeldp.accounting import BudgetAccountant, BudgetError, PrivacySpend
 from sklearn_labeldp.classifiers import (
     ALIBIClassifier,
     RRWithPriorClassifier,
@@ -120,29 +120,47 @@ def test_random_stopping_total_epsilon_is_three_times_the_round_epsilon(data):
     assert spend.params["round_epsilon"] == pytest.approx(0.5)
     assert spend.epsilon == pytest.approx(3 * spend.params["round_epsilon"])
     assert search.best_estimator_.epsilon_ == pytest.approx(0.5)
-    assert search.n_rounds_ == spend.params["n_rounds"] == search.cv_results_["n_rounds"].sum()
-    assert search.cv_results_["n_rounds"][search.best_index_] >= 1
-    # The same total whatever the number of rounds: it does not grow with T.
-    rounds = {
-        PrivateGridSearchCV(
+    assert "n_rounds" not in spend.params and "n_rounds" not in search.cv_results_
+    assert not hasattr(search, "n_rounds_") and not hasattr(search, "rounds_")
+
+
+def test_published_rounds_are_charged_per_round(data):
+    X, y = data
+    totals = set()
+    for seed in range(6):
+        acc = BudgetAccountant()
+        search = PrivateGridSearchCV(
             rr(), {"estimator__n_neighbors": [5, 25]}, epsilon=1.5,
-            strategy="random_stopping", stopping_probability=0.5, random_state=seed,
-        ).fit(X[:600], y[:600]).n_rounds_
-        for seed in range(8)
-    }
-    assert len(rounds) > 1
+            strategy="random_stopping", stopping_probability=0.5, publish_rounds=True,
+            random_state=seed, accountant=acc,
+        ).fit(X[:600], y[:600])
+        n_rounds = search.rounds_["candidate"].size
+        assert search.rounds_["score"].shape == (n_rounds,)
+        assert acc.total().epsilon == pytest.approx(0.5 * n_rounds)
+        assert search.best_score_ == search.rounds_["score"].max()
+        totals.add(n_rounds)
+    assert len(totals) > 1
 
 
 def test_random_stopping_number_of_rounds_is_geometric(data, monkeypatch):
     # Rounds are drawn before any label is read; stub the fits to count many searches fast.
     X, y = data[0][:100], data[1][:100]
-    monkeypatch.setattr(search_module, "_fit_candidate", lambda est, X, y: _Constant())
+    monkeypatch.setattr(search_module, "_fit_candidate", lambda est, X, y, **kw: (_Constant(), []))
     monkeypatch.setattr(search_module, "_holdout_mistakes", lambda model, X, y: 0)
+    monkeypatch.setattr(PrivateGridSearchCV, "_returned", lambda self, model: model)
+    monkeypatch.setattr(
+        PrivateGridSearchCV, "_plan_candidates",
+        lambda self, candidates, eps, X, y: [PrivacySpend.leaf("stub", eps)] * len(candidates),
+    )
     search = PrivateGridSearchCV(
-        rr(), GRID, epsilon=1.0, strategy="random_stopping", stopping_probability=0.25
+        rr(), {"estimator__n_neighbors": [1, 5, 10, 25]}, epsilon=1.0,
+        strategy="random_stopping", stopping_probability=0.25, publish_rounds=True, accountant=BudgetAccountant(),
     )
     rng = np.random.default_rng(0)
-    rounds = [search.set_params(random_state=rng).fit(X, y).n_rounds_ for _ in range(500)]
+    rounds = [
+        search.set_params(random_state=rng).fit(X, y).rounds_["candidate"].size
+        for _ in range(500)
+    ]
     assert min(rounds) >= 1
     # E[T] = 1 / gamma = 4, sd of the mean sqrt(12 / 500) = 0.15.
     assert np.mean(rounds) == pytest.approx(4.0, abs=0.6)

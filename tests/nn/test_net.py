@@ -16,6 +16,7 @@ from sklearn.exceptions import NotFittedError  # noqa: E402
 from sklearn.utils import get_tags  # noqa: E402
 from sklearn.utils.validation import has_fit_parameter  # noqa: E402
 from skorch.callbacks import Callback  # noqa: E402
+from skorch.exceptions import DeviceWarning  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
 
 from sklearn_labeldp.nn import (  # noqa: E402
@@ -25,6 +26,7 @@ from sklearn_labeldp.nn import (  # noqa: E402
     TargetRefresh,
     soft_cross_entropy,
 )
+from sklearn_labeldp.nn._net import _draw_seed  # noqa: E402
 
 N_SAMPLES = 96
 
@@ -441,6 +443,194 @@ def test_partial_fit_continues_with_the_fitted_classes(data):
     np.testing.assert_array_equal(net.classes_, np.arange(10))
     with pytest.raises(ValueError, match="classes"):
         net.partial_fit(X, y + 20)
+
+
+# ----------------------------------------------------- configuration errors
+
+
+class RecordTrainBegin(Callback):
+    """Counts the trainings that started."""
+
+    def initialize(self):
+        self.calls_ = 0
+        return self
+
+    def on_train_begin(self, net, **kwargs):
+        self.calls_ += 1
+
+
+def fit_each_way(net, X, y):
+    """The four ways a net starts training; each must fail before it does."""
+    yield lambda: net.fit(X, y)
+    yield lambda: net.partial_fit(X, y)
+    yield lambda: net.fit_soft(X, np.eye(10)[y])
+    yield lambda: net.fit_bits(X, np.eye(10)[y])
+
+
+def no_cuda_device():
+    # An index past the last GPU: absent on every machine, with or without CUDA.
+    return f"cuda:{torch.cuda.device_count()}"
+
+
+@pytest.mark.parametrize(
+    "params, parameter",
+    [
+        ({"device": no_cuda_device()}, "device"),
+        pytest.param(
+            {"device": "cuda"},
+            "device",
+            marks=pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is present"),
+        ),
+        ({"device": "banana"}, "device"),
+        ({"device": 3.5}, "device"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"batch_size": -2}, "batch_size"),
+        ({"batch_size": 2.5}, "batch_size"),
+        ({"max_epochs": 0}, "max_epochs"),
+        ({"lr": -0.1}, "lr"),
+        ({"lr": float("nan")}, "lr"),
+        ({"lr": float("inf")}, "lr"),
+        ({"mixup_alpha": -1.0}, "mixup_alpha"),
+        ({"mixup_alpha": float("nan")}, "mixup_alpha"),
+        ({"random_state": 2**63}, "random_state"),
+        ({"random_state": "seed"}, "random_state"),
+        ({"warm_start": "yes"}, "warm_start"),
+        ({"verbose": -1}, "verbose"),
+    ],
+)
+def test_configuration_errors_name_the_parameter_before_any_training(data, params, parameter):
+    X, y = data
+    recorder = RecordTrainBegin()
+    net = make_net(callbacks=[("record", recorder)], **params)
+    for start in fit_each_way(net, X, y):
+        with pytest.raises(ValueError, match=rf"\b{parameter}\b") as error:
+            start()
+        # The message says what is allowed, not only what is wrong.
+        assert "must be" in str(error.value)
+        assert not net.initialized_ and not hasattr(net, "module_")
+        assert not hasattr(net, "classes_") and not hasattr(net, "n_features_in_")
+    assert not hasattr(recorder, "calls_")  # callbacks were never even initialised
+    assert net.get_params()[parameter] is params[parameter]  # fit mutates no parameter
+
+
+def test_boundary_values_are_accepted(data):
+    X, y = data
+    # skorch's batch_size=-1 is one batch of the whole data.
+    net = make_net(batch_size=-1, max_epochs=1).fit(X, y)
+    assert net.history[-1]["train_batch_count"] == 1
+    # lr=0 keeps the initial weights (the meta-estimators' tests rely on it).
+    one, two = (make_net(lr=0.0, max_epochs=n).fit(X, y) for n in (1, 2))
+    torch.testing.assert_close(weights(one), weights(two), rtol=0, atol=0)
+
+
+def test_a_module_that_does_not_fit_x_fails_before_training_naming_module(data):
+    X, y = data
+    recorder = RecordTrainBegin()
+    # FashionCNN reshaping 64 features into a 1x4x4 image: a raw RuntimeError inside torch.
+    net = make_net(module__input_shape=(1, 4, 4), callbacks=[("record", recorder)])
+    for start in fit_each_way(net, X, y):
+        with pytest.raises(ValueError, match=r"module.*module__\*.*X of shape \(96, 64\)") as error:
+            start()
+        assert isinstance(error.value.__cause__, RuntimeError)
+        assert not hasattr(net, "classes_") and not hasattr(net, "n_features_in_")
+    assert recorder.calls_ == 0
+    # A first layer of the wrong width fails the same way.
+    linear = LabelDPNetClassifier(
+        torch.nn.Linear, module__in_features=10, module__out_features=10, max_epochs=1
+    )
+    with pytest.raises(ValueError, match=r"X of shape \(96, 64\).*RuntimeError"):
+        linear.fit(X, y)
+
+
+def test_a_module_of_the_wrong_output_width_is_rejected(data):
+    X, y = data
+    recorder = RecordTrainBegin()
+    # A module instance keeps its width: 3 logits for 10 classes or 5 bit columns.
+    net = LabelDPNetClassifier(
+        torch.nn.Linear(64, 3), max_epochs=1, callbacks=[("record", recorder)]
+    )
+    with pytest.raises(ValueError, match=r"shape \(n_samples, 10\).*10 classes.*\(2, 3\)"):
+        net.fit(X, y)
+    with pytest.raises(ValueError, match=r"5 bit columns.*module__n_outputs"):
+        net.fit_bits(X, np.eye(5)[y % 5])
+    assert recorder.calls_ == 0 and not hasattr(net, "classes_")
+    # The width that matches trains.
+    assert net.fit(X, y % 3).predict_proba(X).shape == (N_SAMPLES, 3)
+
+
+def test_a_warm_start_on_inputs_of_another_width_fails_clearly(data):
+    X, y = data
+    net = make_net(warm_start=True, max_epochs=1).fit(X, y)
+    with pytest.raises(ValueError, match=r"X of shape \(96, 32\)"):
+        net.fit(X[:, :32], y)
+
+
+# ------------------------------------------------ seeds set by a meta-estimator
+
+
+def test_resetting_random_state_on_a_fitted_net_changes_nothing(data):
+    X, y = data
+    net = make_net(random_state=np.random.RandomState(5), optimizer__momentum=0.9).fit(X, y)
+    module, optimizer, before = net.module_, net.optimizer_, weights(net)
+    proba = net.predict_proba(X)
+    net.set_params(random_state=None)  # what a meta-estimator does after fitting
+    assert net.random_state is None
+    assert net.module_ is module and net.optimizer_ is optimizer
+    torch.testing.assert_close(weights(net), before, rtol=0, atol=0)
+    np.testing.assert_array_equal(net.predict_proba(X), proba)
+    # A refit then draws fresh entropy: the fitted state came from the seed, not the parameter.
+    assert not torch.equal(weights(net.fit(X, y)), before)
+
+
+def mt19937(entropy):
+    return np.random.RandomState(np.random.MT19937(np.random.SeedSequence(entropy)))
+
+
+def pcg64(entropy):
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
+
+
+def test_draw_seed_reads_the_whole_state_of_128_bit_seeded_generators():
+    low_bits = 12345
+    for make in (mt19937, pcg64):
+        same = [_draw_seed(make(2**100 + low_bits)) for _ in range(2)]
+        assert same[0] == same[1]  # reproducible from equal states
+        # Entropies equal in their low 64 bits still give different seeds.
+        assert _draw_seed(make(2**101 + low_bits)) != same[0]
+        rng = make(2**127 + low_bits)
+        seeds = [_draw_seed(rng) for _ in range(32)]
+        assert len(set(seeds)) == 32  # each draw advances the stream
+        assert all(0 <= s < 2**63 for s in seeds)
+        assert max(seeds) >= 2**62  # 63 bits wide, not narrowed to 32
+    assert _draw_seed(7) == 7
+    unseeded = [_draw_seed(None) for _ in range(4)]
+    assert len(set(unseeded)) == 4 and max(unseeded) >= 2**40
+
+
+def test_nets_seeded_by_mt19937_random_states_are_reproducible(data):
+    X, y = data
+    first = make_net(random_state=mt19937(2**100 + 1), max_epochs=1).fit(X, y)
+    again = make_net(random_state=mt19937(2**100 + 1), max_epochs=1).fit(X, y)
+    other = make_net(random_state=mt19937(2**101 + 1), max_epochs=1).fit(X, y)
+    torch.testing.assert_close(weights(first), weights(again), rtol=0, atol=0)
+    assert not torch.equal(weights(first), weights(other))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the CUDA weights would load on CUDA")
+def test_a_net_pickled_on_cuda_loads_on_a_cpu_only_machine(data):
+    X, y = data
+    net = make_net(max_epochs=1).fit(X, y)
+    proba = net.predict_proba(X)
+    # What a net trained with device="cuda" carries (its weights are mapped on load).
+    net.__dict__["device"] = "cuda"
+    net.__dict__["device_"] = "cuda"
+    with pytest.warns(DeviceWarning):
+        restored = pickle.loads(pickle.dumps(net))
+    # skorch moves the net to the CPU and says so; device_ says where it now is.
+    assert torch.device(restored.device).type == "cpu"
+    assert torch.device(restored.device_).type == "cpu"
+    np.testing.assert_array_equal(restored.predict_proba(X), proba)
+    restored.fit(X, y)  # and it trains here
 
 
 # ---------------------------------------------------------------- import

@@ -1,0 +1,363 @@
+"""Attack the released state: nothing a fit returns may let anyone replay its noise.
+
+Every public estimator and every search strategy is fitted with
+``random_state=None``; the attacker then takes only the returned object
+(``get_params(deep=True)``, fitted attributes of it and of every nested
+estimator, and its pickle), harvests every integer and generator in it, re-runs
+the fit with each one on the same features and the true labels, and compares
+the mechanism's outputs. An exact match is a recovered seed: the noise can be
+subtracted and the labels read off. See DESIGN.md, "Randomness" and "Think like
+an attacker". The helpers live in ``tests/_attack.py``.
+"""
+
+import functools
+import importlib.util
+import pickle
+import re
+import sqlite3
+import warnings
+
+import numpy as np
+import pytest
+from _attack import (
+    diff_signatures,
+    find_forbidden,
+    replay_attack,
+    signature,
+    walk,
+)
+from sklearn.datasets import load_wine
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from sklearn_labeldp.accounting import BudgetAccountant, PrivacySpend
+from sklearn_labeldp.classifiers import (
+    ALIBIClassifier,
+    RRWithPriorClassifier,
+    VectorApproxClassifier,
+)
+from sklearn_labeldp.exceptions import PrivacyLeakWarning
+from sklearn_labeldp.linear_model import DPLeastSquaresClassifier, DPLinearSVC, DPLogisticRegression
+from sklearn_labeldp.model_selection import PrivateGridSearchCV
+
+CLASSES = [0, 1, 2]
+USER_SEED = 20_240_917  # a user-given replay key, for the controls
+
+
+@functools.cache
+def _data(kind):
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    if kind == "wine_const":
+        # A search trains each candidate on a secret random subset of rows. With
+        # equal labels (and RR's uniform prior) every row is the same to the
+        # mechanism, so the attacker can replay a candidate on any n' rows: its
+        # output is then a function of the coins alone.
+        y = np.zeros_like(y)
+    if kind == "wine32":
+        X = X.astype(np.float32)
+    return X, y
+
+
+def _search(strategy, random_state, **kwargs):
+    base = RRWithPriorClassifier(KNeighborsClassifier(), epsilon=1.0, classes=CLASSES)
+    return PrivateGridSearchCV(
+        base, {"estimator__n_neighbors": [3, 7]}, epsilon=1.0, strategy=strategy,
+        random_state=random_state, **kwargs,
+    )
+
+
+def _net_case(random_state):
+    pytest.importorskip("skorch")
+    from sklearn_labeldp.nn import LabelDPNetClassifier
+
+    net = LabelDPNetClassifier(TinyMLP, max_epochs=1, batch_size=-1, lr=0.1, device="cpu")
+    return RRWithPriorClassifier(net, epsilon=1.0, classes=CLASSES, random_state=random_state)
+
+
+_META_ALLOW = {
+    "estimator_": "the base model, fitted on privatised targets only (post-processing)",
+    "estimator_.*": "the base model's fitted state is a function of the privatised targets",
+    "estimators_.*": "the per-stage/round/class models, fitted on privatised targets only",
+}
+_SEARCH_ALLOW = {
+    "best_index_": "the selected candidate: output of the private selection",
+    "best_params_.*": "the selected candidate's parameters: output of the private selection",
+    "cv_results_.selected": "indicator of the private selection's output",
+    "cv_results_.selected.*": "indicator of the private selection's output",
+    "best_estimator_": "the selected candidate's label-DP fit",
+    "best_estimator_.*": "the selected candidate's label-DP fit and its mechanism outputs",
+}
+
+# name -> (factory(random_state) -> estimator, data kind, {allowed diff glob: reason})
+CASES = {
+    "rr_1stage": (
+        lambda rs: RRWithPriorClassifier(DecisionTreeClassifier(max_depth=3), epsilon=1.0,
+                                         classes=CLASSES, random_state=rs),
+        "wine",
+        {"privatized_labels_": "RRWithPrior output", **_META_ALLOW},
+    ),
+    "rr_2stage": (
+        lambda rs: RRWithPriorClassifier(DecisionTreeClassifier(max_depth=3), epsilon=1.0,
+                                         classes=CLASSES, n_stages=2, random_state=rs),
+        "wine",
+        {"privatized_labels_": "RRWithPrior output",
+         "stage_k_": "k* of stage 2 comes from the stage-1 model (fitted on noisy labels)",
+         **_META_ALLOW},
+    ),
+    "rr_cluster": (
+        lambda rs: RRWithPriorClassifier(KNeighborsClassifier(5), epsilon=1.5, classes=CLASSES,
+                                         prior="cluster", n_clusters=4, prior_epsilon=0.5,
+                                         random_state=rs),
+        "wine",
+        {"privatized_labels_": "RRWithPrior output",
+         "cluster_prior_": "noisy cluster histograms (a DP release)",
+         "stage_k_": "k* follows the noisy cluster prior",
+         **_META_ALLOW},
+    ),
+    "vector_approx": (
+        lambda rs: VectorApproxClassifier(DecisionTreeRegressor(max_depth=3), epsilon=1.0,
+                                          classes=CLASSES, random_state=rs),
+        "wine",
+        {"privatized_bits_": "RAPPOR output", **_META_ALLOW},
+    ),
+    "alibi_laplace": (
+        lambda rs: ALIBIClassifier(DecisionTreeRegressor(max_depth=3), epsilon=1.0,
+                                   classes=CLASSES, n_rounds=2, random_state=rs),
+        "wine",
+        {"soft_labels_": "posterior of the noisy one-hot vectors", **_META_ALLOW},
+    ),
+    "alibi_gaussian": (
+        lambda rs: ALIBIClassifier(KNeighborsRegressor(5), epsilon=1.0, noise="gaussian",
+                                   delta=1e-5, classes=CLASSES, n_rounds=1, random_state=rs),
+        "wine",
+        {"soft_labels_": "posterior of the noisy one-hot vectors", **_META_ALLOW},
+    ),
+    "dpls_label": (
+        lambda rs: DPLeastSquaresClassifier(epsilon=1.0, clip_norm=4.0, classes=CLASSES,
+                                            random_state=rs),
+        "wine",
+        {},
+    ),
+    "dpls_full": (
+        lambda rs: DPLeastSquaresClassifier(epsilon=1.0, clip_norm=4.0, privacy="full",
+                                            classes=CLASSES, random_state=rs),
+        "wine",
+        {},
+    ),
+    **{
+        f"logreg_{solver}": (
+            lambda rs, solver=solver: DPLogisticRegression(
+                epsilon=1.0, data_norm=4.0, solver=solver, classes=CLASSES, random_state=rs,
+                delta=1e-5 if solver in ("newton", "fc") else 0.0,
+            ),
+            "wine",
+            {},
+        )
+        for solver in ("objective", "output", "newton", "fc")
+    },
+    "linear_svc": (
+        lambda rs: DPLinearSVC(epsilon=1.0, data_norm=4.0, classes=CLASSES, random_state=rs),
+        "wine",
+        {},
+    ),
+    "search_holdout": (
+        lambda rs: _search("holdout", rs),
+        "wine_const",
+        {**_SEARCH_ALLOW},
+    ),
+    "search_random_stopping": (
+        lambda rs: _search("random_stopping", rs),
+        "wine_const",
+        {**_SEARCH_ALLOW},
+    ),
+    "search_post_processing": (
+        lambda rs: _search("post_processing", rs, cv=3),
+        "wine",
+        {**_SEARCH_ALLOW,
+         "cv_results_.rank_test_score": "ranks of the noisy, debiased CV scores"},
+    ),
+    "rr_net": (_net_case, "wine32", {"privatized_labels_": "RRWithPrior output", **_META_ALLOW}),
+}
+
+if importlib.util.find_spec("torch") is not None:
+    import torch
+
+    class TinyMLP(torch.nn.Module):
+        def __init__(self, n_outputs=3, n_features=13):
+            super().__init__()
+            self.layers = torch.nn.Sequential(
+                torch.nn.Linear(n_features, 8), torch.nn.ReLU(), torch.nn.Linear(8, n_outputs)
+            )
+
+        def forward(self, X):
+            return self.layers(X)
+
+    @pytest.fixture(autouse=True, scope="module")
+    def _one_torch_thread():
+        # A tiny network gains nothing from intra-op threads; on 2 cores they only
+        # oversubscribe the machine (seconds per fit instead of milliseconds).
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        yield
+        torch.set_num_threads(threads)
+
+
+def _fit(case, random_state, y=None):
+    factory, kind, _ = CASES[case]
+    X, y0 = _data(kind)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # e.g. warm-start notices
+        return factory(random_state).fit(X, y0 if y is None else y)
+
+
+@functools.cache
+def _fitted_without_seed(case):
+    return _fit(case, None)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_replay_attack_fails_with_random_state_none(case):
+    model = _fitted_without_seed(case)
+    successes = replay_attack(model, *_data(CASES[case][1]))
+    assert not successes, (
+        f"{case}: the mechanism's coins were replayed from the released object "
+        f"(target, harvested seed, matched output): {successes[:3]}"
+    )
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_replay_attack_succeeds_with_a_user_int_seed(case):
+    # Control: the attack is not vacuous. A user-given int is a documented replay
+    # key, kept in get_params(); harvesting and replaying must find it.
+    model = _fit(case, USER_SEED)
+    successes = replay_attack(model, *_data(CASES[case][1]))
+    assert any(str(USER_SEED) in repr(c) for _, c, _ in successes), successes
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_no_internally_derived_randomness_is_stored(case):
+    # The user set random_state=None everywhere, so every random_state on the
+    # returned object (nested estimators, stage models, the search's candidates)
+    # must still be None, and no generator or seed-sized integer may be stored.
+    problems = find_forbidden(_fitted_without_seed(case))
+    assert not problems, f"{case}: internally derived randomness is released:\n" + "\n".join(
+        problems[:20]
+    )
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_pickling_with_random_state_none_does_not_warn(case):
+    model = _fitted_without_seed(case)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        pickle.dumps(model)
+
+
+@pytest.mark.parametrize("case", ["rr_1stage", "logreg_objective", "search_holdout"])
+@pytest.mark.parametrize("kind", ["int", "generator"])
+def test_pickling_a_model_with_a_user_random_state_warns(case, kind):
+    random_state = USER_SEED if kind == "int" else np.random.default_rng(USER_SEED)
+    model = _fit(case, random_state)
+    with pytest.warns(PrivacyLeakWarning, match="random_state"):
+        pickle.dumps(model)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_one_label_change_alters_only_mechanism_outputs(case):
+    # Same user seed, so the mechanism draws the same coins in both fits; any
+    # released structure or discrete value that moves with one label must be a
+    # mechanism output or a function of one (the allow-list says which, and why).
+    _, kind, allowed = CASES[case]
+    _, y = _data(kind)
+    y_changed = y.copy()
+    y_changed[0] = (y[0] + 1) % len(CLASSES)
+    a = signature(_fit(case, USER_SEED))
+    b = signature(_fit(case, USER_SEED, y_changed))
+    leaks = diff_signatures(a, b, allowed)
+    assert not leaks, f"{case}: depends on one raw label: " + ", ".join(
+        f"{k}: {a.get(k, '<absent>')!r:.80} -> {b.get(k, '<absent>')!r:.80}" for k in leaks[:10]
+    )
+
+
+# ----------------------------------------------------------------- random stopping's T
+
+_ROUNDS = re.compile(r"(?i)n_rounds?|rounds")
+
+
+def _names(root):
+    """Every identifier in ``root``: path components (attributes, dict keys) and mechanism names."""
+    for path, value in walk(root):
+        yield from (str(p) for p in path)
+        if isinstance(value, PrivacySpend):
+            yield value.mechanism
+
+
+def _ledger_rows(path):
+    conn = sqlite3.connect(path)
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            cursor = conn.execute(f'SELECT * FROM "{table}"')
+            columns = [c[0] for c in cursor.description]
+            for row in cursor:
+                yield table, columns, row
+    finally:
+        conn.close()
+
+
+def test_random_stopping_publishes_no_round_count(tmp_path):
+    ledger = str(tmp_path / "ledger.sqlite")
+    accountant = BudgetAccountant(10.0, path=ledger)
+    search = _search("random_stopping", None, stopping_probability=0.2, accountant=accountant)
+    search.fit(*_data("wine_const"))
+
+    mentions = sorted({f"attribute/key {n!r}" for n in _names(search) if _ROUNDS.search(n)})
+    mentions += sorted({f"spend record {n!r}" for n in _names(accountant.spends)
+                        if _ROUNDS.search(n)})
+    for table, columns, row in _ledger_rows(ledger):
+        mentions += [f"ledger {table}.{c}" for c in columns if _ROUNDS.search(c)]
+        for column, value in zip(columns, row, strict=True):
+            if isinstance(value, bytes) and re.search(rb"(?i)n_round|rounds", value):
+                mentions.append(f"ledger {table}.{column} (blob)")
+            if isinstance(value, str) and re.search(r"(?i)n_round", value):
+                mentions.append(f"ledger {table}.{column} = {value!r}")
+    assert not mentions, f"the number of rounds T is published: {mentions}"
+
+    # Only the winner's score is covered by the theorem: no losers' scores.
+    for key, value in search.cv_results_.items():
+        if "score" in key:
+            finite = np.isfinite(np.ma.filled(np.asarray(value, dtype=float), np.nan))
+            assert finite.sum() <= 1, f"cv_results_[{key!r}] publishes losers' scores"
+
+
+def _structure(search):
+    return {k: v[:3] if v[0] == "array" else v[0] for k, v in signature(search).items()}
+
+
+def test_random_stopping_release_does_not_change_with_T(tmp_path):
+    # T ~ Geometric(0.3) differs between these seeds; nothing released (attribute
+    # names, cv_results_ keys, shapes, dtypes, the spend record, the ledger rows
+    # charged) may vary with it.
+    accountant = BudgetAccountant(100.0, path=str(tmp_path / "ledger.sqlite"))
+    X, y = _data("wine_const")
+    released = []
+    for seed in range(6):
+        before = len(accountant.spends)
+        search = _search("random_stopping", seed, stopping_probability=0.3,
+                         accountant=accountant).fit(X, y)
+        released.append((
+            _structure(search),
+            {k: (np.shape(v), np.asarray(v).dtype.str) for k, v in search.cv_results_.items()},
+            search.privacy_spend_,
+            accountant.spends[before:],
+        ))
+    first = released[0]
+    for seed, other in enumerate(released[1:], start=1):
+        assert other[0] == first[0], f"seed {seed}: attributes differ: " + str(
+            sorted(set(other[0].items()) ^ set(first[0].items()))[:6]
+        )
+        assert other[1] == first[1], f"seed {seed}: cv_results_ differ"
+        assert other[2] == first[2], f"seed {seed}: privacy_spend_ differs: {other[2]} vs {first[2]}"
+        assert other[3] == first[3], f"seed {seed}: ledger rows differ"
