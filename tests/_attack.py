@@ -333,6 +333,6 @@ def signature(model):
 
 
 def diff_signatures(a, b, allowed):
-    """Paths whose signature differs between ``a`` and ``b`` and that no glob in ``allowed`` covers."""
+    """Paths whose signatures differ between ``a`` and ``b``, less those ``allowed`` covers."""
     changed = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
     return [k for k in changed if not any(fnmatch.fnmatchcase(k, g) for g in allowed)]

@@ -236,13 +236,13 @@ def objective_perturbation_params(epsilon, n_samples, reg, c, *, hessian_rank=2)
     """
     if hessian_rank == 0:
         return float(epsilon), 0.0
-    # The Delta that makes the Jacobian factor exactly e^(eps/2). It is > 0 exactly
-    # when eps'(0) < eps / 2, so its sign decides the branch (and a rounding error
-    # can never produce a negative Delta).
+    jacobian = hessian_rank * math.log1p(c / (n_samples * reg))  # eps - eps'(0)
+    if jacobian <= epsilon / 2.0:
+        return epsilon - jacobian, 0.0
+    # c / (n Lambda) > e^(eps/(2r)) - 1 here, so Delta > 0 (the clamp only absorbs a
+    # rounding error at the boundary) and the exponent is small (no overflow).
     extra = c / (n_samples * math.expm1(epsilon / (2.0 * hessian_rank))) - reg
-    if extra > 0:
-        return epsilon / 2.0, extra
-    return epsilon - hessian_rank * math.log1p(c / (n_samples * reg)), 0.0
+    return epsilon / 2.0, max(extra, 0.0)
 
 
 # ---------------------------------------------------------------------------

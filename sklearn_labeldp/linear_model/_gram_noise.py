@@ -30,7 +30,8 @@ def add_symmetric_noise(M, std, random_state):
     Parameters
     ----------
     M : ndarray of shape (..., p, p), float64
-        Symmetric matrices; modified in place.
+        Symmetric matrices; modified in place (and still exactly symmetric
+        afterwards).
     std : float
         ``sd``: the standard deviation of the entries of ``E`` (that of the
         diagonal of the added noise; off-diagonal entries get ``sd / sqrt(2)``).
@@ -39,7 +40,7 @@ def add_symmetric_noise(M, std, random_state):
     Returns
     -------
     M : ndarray of shape (..., p, p)
-        The same array, now noisy (and still exactly symmetric).
+        The same array, now noisy.
 
     Examples
     --------
@@ -53,9 +54,9 @@ def add_symmetric_noise(M, std, random_state):
     half = 0.5 * float(std)
     for index in np.ndindex(M.shape[:-2]):
         E = random_state.standard_normal((p, p))
-        E *= half
-        M[index] += E
-        M[index] += E.T
+        noise = E + E.T  # exactly symmetric: E_ij + E_ji == E_ji + E_ij in floating point
+        noise *= half
+        M[index] += noise
     return M
 
 

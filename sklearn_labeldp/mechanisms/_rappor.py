@@ -10,8 +10,8 @@ from ._validation import CHUNK_ELEMENTS, check_epsilon, check_label_codes, check
 
 __all__ = ["debias_rappor", "rappor", "rappor_distribution"]
 
-# Bernoulli trials per chunk are capped so that positions summed from up to a
-# few CHUNK_ELEMENTS gaps, each at most this + 1, stay far below 2**63.
+# Trials per chunk of rows are capped so that a running sum of clipped gaps
+# (each at most this + 1, about CHUNK_ELEMENTS of them) stays below 2**63.
 _MAX_CHUNK_TRIALS = 1 << 40
 
 
@@ -38,7 +38,8 @@ def _bernoulli_positions(rng, size, p):
     while True:
         expected = (size - 1 - last) * p
         gaps = rng.standard_exponential(int(expected + 6.0 * math.sqrt(expected)) + 16)
-        gaps /= rate
+        with np.errstate(over="ignore"):  # a subnormal p: inf, clipped next
+            gaps /= rate
         # Past `size` every gap length is the same to us: clipping keeps the
         # float-to-int cast defined and the running sum from overflowing.
         np.minimum(gaps, size, out=gaps)
@@ -75,6 +76,7 @@ def _draw_chunks(y, n_classes, epsilon, rng):
 
 
 def _dense_bits(y, n_classes, epsilon, rng):
+    """RAPPOR bits as a dense uint8 array of shape (n_samples, n_classes)."""
     z = np.zeros((y.shape[0], n_classes), dtype=np.uint8)
     flat = z.reshape(-1)
     for start, labels, label_on, ones in _draw_chunks(y, n_classes, epsilon, rng):
@@ -85,25 +87,37 @@ def _dense_bits(y, n_classes, epsilon, rng):
 
 
 def _sparse_bits(y, n_classes, epsilon, rng):
+    """The same bits as :func:`_dense_bits`, as a CSR matrix of the ones."""
     n_samples = y.shape[0]
-    counts = np.zeros(n_samples + 1, dtype=np.int64)
+    q_plus, q_minus = _rappor_probabilities(epsilon)
+    # Room for the expected number of ones plus 6 standard deviations, so that
+    # the indices are written once instead of kept in pieces and concatenated.
+    expected = n_samples * (q_plus + (n_classes - 1) * q_minus)
+    spread = math.sqrt(n_samples * n_classes * q_plus * q_minus)
     index_dtype = np.int32 if n_classes <= np.iinfo(np.int32).max else np.int64
-    columns = []
+    indices = np.empty(int(expected + 6.0 * spread) + 16, dtype=index_dtype)
+    indptr = np.zeros(n_samples + 1, dtype=np.int64)
+    nnz = 0
     for start, labels, label_on, ones in _draw_chunks(y, n_classes, epsilon, rng):
         rows, cols = np.divmod(ones, n_classes)
         off_label = cols != labels[rows]
-        rows, cols = rows[off_label], cols[off_label]
+        ones, rows, cols = ones[off_label], rows[off_label], cols[off_label]
         # Insert each row's label coordinate among its sorted off-label ones.
         on_rows = np.flatnonzero(label_on)
-        at = np.searchsorted(rows * n_classes + cols, on_rows * n_classes + labels[on_rows])
-        columns.append(np.insert(cols, at, labels[on_rows]).astype(index_dtype, copy=False))
-        chunk_counts = np.bincount(rows, minlength=labels.shape[0])
-        chunk_counts += label_on
-        counts[start + 1 : start + 1 + labels.shape[0]] = chunk_counts
-    indices = np.concatenate(columns) if columns else np.empty(0, dtype=index_dtype)
-    np.cumsum(counts, out=counts)
-    data = np.ones(indices.shape[0], dtype=np.uint8)
-    return sp.csr_matrix((data, indices, counts), shape=(n_samples, n_classes))
+        at = np.searchsorted(ones, on_rows * n_classes + labels[on_rows])
+        cols = np.insert(cols, at, labels[on_rows])
+        if nnz + cols.shape[0] > indices.shape[0]:
+            grown = np.empty(2 * (nnz + cols.shape[0]), dtype=indices.dtype)
+            grown[:nnz] = indices[:nnz]
+            indices = grown
+        indices[nnz : nnz + cols.shape[0]] = cols
+        nnz += cols.shape[0]
+        row_counts = np.bincount(rows, minlength=labels.shape[0])
+        row_counts += label_on
+        indptr[start + 1 : start + 1 + labels.shape[0]] = row_counts
+    np.cumsum(indptr, out=indptr)
+    data = np.ones(nnz, dtype=np.uint8)
+    return sp.csr_matrix((data, indices[:nnz], indptr), shape=(n_samples, n_classes))
 
 
 def rappor(y, *, epsilon, n_classes, random_state=None, sparse_output=False):

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..utils import check_generator
 from ._bit_select import nth_member
-from ._randomized_response import _choose, _draw_randomized_response
+from ._randomized_response import _choose, _draw_randomized_response, _keep_probability
 from ._validation import (
     CHUNK_ELEMENTS,
     check_epsilon,

@@ -1,5 +1,6 @@
 """DPLogisticRegression and DPLinearSVC: mechanisms, budget split, agreement, checks."""
 
+import inspect
 import math
 import warnings
 
@@ -33,6 +34,7 @@ from sklearn_labeldp.linear_model._erm import (
     perturbed_erm,
     sample_l2_gamma_noise,
 )
+from sklearn_labeldp.linear_model import _gram_noise, _newton
 from sklearn_labeldp.linear_model._newton import (
     newton_fc_noise_multiplier,
     noisy_second_order_logistic,
@@ -120,10 +122,14 @@ ADULT_REG = 1.0 / (0.1 * ADULT_N)
 
 
 def test_adult_branch_values_by_hand():
-    # Logistic loss, c = 1/4, whole examples (r = 2), n Lambda = 10. eps = 0.05: the paper's
-    # rule keeps Delta = 0 since eps'(0) = 0.05 - 2 log(1 + 0.25/10) = 0.000615 > 0.
+    # Logistic loss, c = 1/4, whole examples (r = 2), n Lambda = 10. eps = 0.05:
+    # eps'(0) = 0.05 - 2 log(1 + 0.25/10) = 0.000615 is above 0 (the paper's Alg. 2 would
+    # keep Delta = 0 and eps' = 0.000615) but below eps / 2, so eps' = 0.025 and
+    # Delta = 0.25 / (32561 (e^(0.05/4) - 1)) - 1/3256.1 = 6.1033e-4 - 3.0712e-4.
     eps_prime, extra = objective_perturbation_params(0.05, ADULT_N, ADULT_REG, 0.25)
-    assert eps_prime == pytest.approx(0.000614775, rel=1e-5) and extra == 0.0
+    assert eps_prime == 0.025
+    assert extra == pytest.approx(0.25 / (ADULT_N * math.expm1(0.0125)) - ADULT_REG, rel=1e-12)
+    assert extra == pytest.approx(3.0321e-4, rel=1e-3)
     # eps = 0.04: eps'(0) = 0.04 - 0.049385 < 0, so eps' = eps / 2 and
     # Delta = 0.25 / (32561 (e^(0.04/4) - 1)) - 1/3256.1 = 7.6395e-4 - 3.0712e-4.
     eps_prime, extra = objective_perturbation_params(0.04, ADULT_N, ADULT_REG, 0.25)
@@ -147,21 +153,65 @@ def test_adult_branch_values_by_hand():
         0.05, 0.0)
 
 
+def _papers_rule(epsilon, n, reg, c, rank):
+    """Chaudhuri et al. (2011), Alg. 2 read literally: Delta = 0 iff eps'(0) > 0."""
+    eps_prime = epsilon - rank * math.log1p(c / (n * reg))
+    if eps_prime > 0:
+        return eps_prime, 0.0
+    return epsilon / 2, c / (n * math.expm1(epsilon / (2 * rank))) - reg
+
+
 @pytest.mark.parametrize("rank", [1, 2])
 @pytest.mark.parametrize("epsilon", [0.01, 0.05, 0.2, 1.0, 5.0])
-def test_branch_is_the_papers_rule_and_spends_at_most_epsilon(rank, epsilon):
-    """Delta = 0 iff eps'(0) > 0; otherwise eps' = eps / 2 and the Jacobian takes the rest."""
+def test_branch_rule_and_it_spends_exactly_epsilon(rank, epsilon):
+    """Delta = 0 iff eps'(0) >= eps / 2; otherwise eps' = eps / 2 and the Jacobian the rest."""
+    branches = set()
     for reg in np.geomspace(1e-6, 1e-1, 30):
         eps_prime, extra = objective_perturbation_params(epsilon, 1000, reg, 0.25,
                                                          hessian_rank=rank)
-        paper = epsilon - rank * math.log1p(0.25 / (1000 * reg))
-        if paper > 0:
-            assert (eps_prime, extra) == (pytest.approx(paper, rel=1e-12), 0.0)
+        at_zero = epsilon - rank * math.log1p(0.25 / (1000 * reg))
+        if at_zero >= epsilon / 2:
+            assert (eps_prime, extra) == (pytest.approx(at_zero, rel=1e-12), 0.0)
         else:
-            assert eps_prime == epsilon / 2 and extra >= 0
+            assert eps_prime == epsilon / 2 and extra > 0
+        branches.add(extra > 0)
         # The guarantee: eps' + r log(1 + c / (n (Lambda + Delta))) = eps.
         spent = eps_prime + rank * math.log1p(0.25 / (1000 * (reg + extra)))
         assert spent == pytest.approx(epsilon, rel=1e-9)
+    assert branches == {True, False}
+
+
+def test_amended_rule_is_never_worse_than_the_papers():
+    """eps' >= Alg. 2's eps' everywhere, > in the band 0 < eps'(0) < eps / 2."""
+    in_band = 0
+    for epsilon in (0.01, 0.05, 0.1, 0.5, 1.0, 3.0):
+        for n in (10, 1000, 32561):
+            for reg in np.geomspace(1e-7, 1.0, 40):
+                for c, rank in ((0.25, 1), (0.25, 2), (2.5, 1), (2.5, 2)):
+                    new = objective_perturbation_params(epsilon, n, reg, c, hessian_rank=rank)
+                    old = _papers_rule(epsilon, n, reg, c, rank)
+                    assert new[0] >= old[0] and new[1] >= 0
+                    if 0 < old[0] < epsilon / 2:
+                        in_band += 1
+                        assert new[0] == epsilon / 2 > old[0] and new[1] > 0
+                    else:
+                        assert new == (pytest.approx(old[0], rel=1e-12), pytest.approx(old[1]))
+    assert in_band > 50
+    # eps = 1e9 (a non-private fit): eps'(0) is huge, and e^(eps/(2r)) is never formed.
+    assert objective_perturbation_params(1e9, 100, 1e-3, 0.25) == (
+        pytest.approx(1e9 - 2 * math.log1p(2.5)), 0.0)
+
+
+def test_delta_is_a_function_of_public_quantities():
+    """Delta reads (eps, n, Lambda, c, r) only: two label vectors give the same plan."""
+    assert list(inspect.signature(objective_perturbation_params).parameters) == [
+        "epsilon", "n_samples", "reg", "c", "hessian_rank"]
+    X, y = _blobs(2, n=200)
+    for estimator in (DPLogisticRegression(privacy="full"), DPLinearSVC()):
+        estimator.set_params(epsilon=0.1, C=0.1, classes=[0, 1], random_state=0)
+        plans = [estimator.fit(X, labels).perturbation_ for labels in (y, 1 - y, np.zeros_like(y))]
+        assert plans[0]["extra_regularization"] > 0
+        assert plans[0] == plans[1] == plans[2]
 
 
 def test_neighbour_bounds():
@@ -326,6 +376,30 @@ def test_binary_label_sensitivity_is_one():
     assert full["noise_multiplier"] == pytest.approx(
         math.sqrt(2 * 3 / (2 * approx_dp_to_zcdp(1.0, 1e-5)))
     )
+
+
+@pytest.mark.parametrize("privacy", ["label", "full"])
+@pytest.mark.parametrize("solver", ["newton", "fc"])
+def test_second_order_matrices_get_the_shared_symmetric_noise(monkeypatch, privacy, solver):
+    """Full DP: each Hessian (Newton) or G once (FC) through add_symmetric_noise, std s sens/n."""
+    calls = []
+
+    def recording(M, std, random_state):
+        calls.append(std)
+        return _gram_noise.add_symmetric_noise(M, std, random_state)
+
+    monkeypatch.setattr(_newton, "add_symmetric_noise", recording)
+    X, y = _blobs(3, n=300)
+    clf = DPLogisticRegression(epsilon=1.0, delta=1e-5, solver=solver, privacy=privacy,
+                               max_iter=4, classes=range(3), random_state=0).fit(X, y)
+    if privacy == "label":
+        assert calls == []  # the curvature reads no label
+        return
+    plan = clf.perturbation_
+    key = "hessian" if solver == "newton" else "gram"
+    expected = plan["noise_multiplier"] * plan[f"{key}_sensitivity"] / 300
+    assert plan[f"{key}_std"] == pytest.approx(expected)
+    assert calls == [pytest.approx(expected)] * (4 * 3 if solver == "newton" else 1)
 
 
 # --------------------------------------------------------------------------- budget split
@@ -516,14 +590,6 @@ def test_nonzero_delta_refused_for_pure_solvers(solver):
         DPLogisticRegression(solver=solver, delta=1e-5, classes=[0, 1]).fit(X, y)
 
 
-@pytest.mark.parametrize("Estimator", [DPLogisticRegression, DPLinearSVC])
-@pytest.mark.parametrize("data_norm", [0.0, -1.0, np.inf])
-def test_bad_data_norm(Estimator, data_norm):
-    X, y = _blobs(2, n=100)
-    with pytest.raises(ValueError, match="data_norm"):
-        Estimator(data_norm=data_norm, classes=[0, 1]).fit(X, y)
-
-
 @pytest.mark.parametrize("width", [0.0, -0.5])
 def test_bad_huber_width(width):
     X, y = _blobs(2, n=100)
@@ -557,17 +623,17 @@ def test_budget_charged_with_delta_for_zcdp_solvers():
 
 # --------------------------------------------------------------------------- estimator checks
 
-# A huge epsilon and a loose norm bound make the models (nearly) the non-private
-# ones, so the accuracy checks test the plumbing, not the privacy trade-off.
+# A huge epsilon and the default bound (the largest row norm: nothing clipped) make the
+# models (nearly) the non-private ones, so the accuracy checks test the plumbing, not the
+# privacy trade-off.
 _CHECKED = [
-    DPLogisticRegression(epsilon=1e6, C=10.0, data_norm=10.0, random_state=0),
-    DPLogisticRegression(epsilon=1e6, C=10.0, data_norm=10.0, solver="output", random_state=0),
-    DPLogisticRegression(epsilon=1e6, delta=1e-5, C=10.0, data_norm=10.0, solver="newton",
+    DPLogisticRegression(epsilon=1e6, C=10.0, random_state=0),
+    DPLogisticRegression(epsilon=1e6, C=10.0, solver="output", random_state=0),
+    DPLogisticRegression(epsilon=1e6, delta=1e-5, C=10.0, solver="newton", random_state=0),
+    DPLogisticRegression(epsilon=1e6, delta=1e-5, C=10.0, solver="fc", max_iter=100,
                          random_state=0),
-    DPLogisticRegression(epsilon=1e6, delta=1e-5, C=10.0, data_norm=10.0, solver="fc",
-                         max_iter=100, random_state=0),
-    DPLinearSVC(epsilon=1e6, C=10.0, data_norm=10.0, random_state=0),
-    DPLinearSVC(epsilon=1e6, C=10.0, data_norm=10.0, solver="output", random_state=0),
+    DPLinearSVC(epsilon=1e6, C=10.0, random_state=0),
+    DPLinearSVC(epsilon=1e6, C=10.0, solver="output", random_state=0),
 ]
 
 _NOISE_PER_FIT = (

@@ -14,11 +14,11 @@ from threadpoolctl import threadpool_limits
 from sklearn_labeldp import PrivacyLeakWarning
 from sklearn_labeldp.accounting import BudgetAccountant, zcdp_to_approx_dp
 from sklearn_labeldp.linear_model import _least_squares
+from sklearn_labeldp.linear_model._gram_noise import project_psd
 from sklearn_labeldp.linear_model._least_squares import (
     DPLeastSquaresClassifier,
     least_squares_noise_stds,
     noisy_least_squares_statistics,
-    project_psd,
 )
 from sklearn_labeldp.linear_model._preprocessing import clip_rows
 
@@ -42,7 +42,7 @@ def _design(X, C, fit_intercept):
 
 def _nonprivate_scores(X_train, codes, X_test, *, n_classes, formulation, alpha, lam, C,
                        fit_intercept):
-    """The same closed form without noise, written directly from ALGORITHMS 2.2."""
+    """The same closed form without noise, written directly from Mehta et al. (2023)."""
     Z = _design(X_train, C, fit_intercept)
     st = _exact_statistics(Z, codes, n_classes)
     p = Z.shape[1]
@@ -75,7 +75,7 @@ def _nonprivate_scores(X_train, codes, X_test, *, n_classes, formulation, alpha,
 )
 def test_noise_stds_match_sensitivities(privacy, formulation, expected):
     # s = 1, C = 2: label DP uses substitution sensitivities sqrt(2) C^2 and sqrt(2) C,
-    # full DP add/remove sensitivities C^2 and C (ALGORITHMS 2.2).
+    # full DP add/remove sensitivities C^2 and C (Mehta et al. 2023, Alg. 3).
     stds = least_squares_noise_stds(privacy, formulation, 1.0, 2.0)
     assert stds.keys() == expected.keys()
     for key, value in expected.items():
@@ -140,34 +140,20 @@ def test_gaussian_noise_std_equals_calibrated_sigma(privacy, formulation):
         assert set(out) == set(stds)
         for key in stds:
             errors[key].append(out[key] - exact[key])
-    iu = np.triu_indices(p)
+    rows, cols = np.triu_indices(p, 1)
     for key, std in stds.items():
         err = np.asarray(errors[key])
         if key in ("A", "G"):
+            # (E + E^T) / 2: the std on the diagonal, 1/sqrt(2) of it off the diagonal.
             assert np.array_equal(err, np.swapaxes(err, -1, -2)), "noise must be symmetric"
             diag = np.diagonal(err, axis1=-2, axis2=-1).ravel()
-            off = err[..., iu[0][iu[0] != iu[1]], iu[1][iu[0] != iu[1]]].ravel()
-            pieces = [diag, off]
+            pieces = [(diag, std), (err[..., rows, cols].ravel(), std / SQRT2)]
         else:
-            pieces = [err.ravel()]
-        for piece in pieces:
-            assert abs(piece.mean()) < 5 * std / math.sqrt(piece.size)
+            pieces = [(err.ravel(), std)]
+        for piece, piece_std in pieces:
+            assert abs(piece.mean()) < 5 * piece_std / math.sqrt(piece.size)
             # std of the sample std ~ std / sqrt(2N): 6 of those is far in the tail
-            assert piece.std() == pytest.approx(std, rel=6 / math.sqrt(2 * piece.size))
-
-
-def test_upper_triangle_noise_is_independent():
-    # Mirrored noise: off-diagonal pairs equal; distinct upper entries uncorrelated.
-    Z = np.zeros((2, 3))
-    outs = np.stack([
-        noisy_least_squares_statistics(
-            np.array([0, 1]), Z=Z, n_classes=2, privacy="full", formulation="ridge",
-            noise_multiplier=1.0, clip_norm=1.0, random_state=seed,
-        )["G"]
-        for seed in range(2000)
-    ])
-    corr = np.corrcoef(outs[:, 0, 1], outs[:, 0, 2])[0, 1]
-    assert abs(corr) < 0.1
+            assert piece.std() == pytest.approx(piece_std, rel=6 / math.sqrt(2 * piece.size))
 
 
 def test_mechanism_refuses_unclipped_rows():
@@ -192,113 +178,6 @@ def test_mechanism_sparse_matches_dense():
         np.testing.assert_allclose(sparse[key], exact[key], atol=1e-12)
 
 
-def test_project_psd():
-    rng = np.random.default_rng(4)
-    M = rng.normal(size=(5, 6, 6))
-    M = M + np.swapaxes(M, 1, 2)
-    P = project_psd(M)
-    assert np.array_equal(P, np.swapaxes(P, 1, 2))
-    assert np.linalg.eigvalsh(P).min() > -1e-10
-    # PSD input is unchanged; the nearest PSD matrix keeps the nonnegative spectrum
-    S = M @ np.swapaxes(M, 1, 2)
-    np.testing.assert_allclose(project_psd(S), S, atol=1e-10)
-    w, V = np.linalg.eigh(M[0])
-    np.testing.assert_allclose(P[0], (V * np.maximum(w, 0)) @ V.T, atol=1e-12)
-
-
-def _reference_projection(M):
-    """V diag(max(w, 0)) V^T from a full eigendecomposition (the definition)."""
-    w, V = np.linalg.eigh(M)
-    return (V * np.maximum(w, 0.0)) @ V.T
-
-
-def _symmetric(rng, p, shift=0.0):
-    M = rng.normal(size=(p, p))
-    return (M + M.T) / 2.0 + shift * np.eye(p)
-
-
-def _psd_cases():
-    """(name, matrix) with every branch of the projection: PD, few / many / all negative."""
-    rng = np.random.default_rng(7)
-    p = 40
-    B = rng.normal(size=(p, 3 * p))
-    PD = B @ B.T / p  # well-conditioned positive definite
-    return [
-        ("positive definite", PD),
-        ("few negative", _symmetric(rng, p, shift=2.0)),  # some eigenvalues < 0
-        ("half negative", _symmetric(rng, p)),
-        ("many negative", _symmetric(rng, p, shift=-2.0)),
-        ("negative definite", -PD),
-        ("PSD, singular", B[:, :5] @ B[:, :5].T),
-        ("zero", np.zeros((p, p))),
-    ]
-
-
-@pytest.mark.parametrize("name, M", _psd_cases(), ids=[c[0] for c in _psd_cases()])
-def test_projection_shortcuts_equal_eigendecomposition(name, M):
-    # The Cholesky fast path and the rank-k updates over the smaller side of the
-    # spectrum give the definition's V diag(max(w, 0)) V^T (to 1e-10).
-    expected = _reference_projection(M)
-    scale = max(1.0, np.abs(M).max())
-    for try_cholesky in (True, False):
-        P = _least_squares._project_psd_one(M, try_cholesky=try_cholesky)
-        assert np.array_equal(P, P.T)
-        np.testing.assert_allclose(P, expected, rtol=0, atol=1e-10 * scale)
-    np.testing.assert_allclose(project_psd(M), expected, rtol=0, atol=1e-10 * scale)
-
-
-def test_projection_of_non_psd_matrix_is_done(monkeypatch):
-    rng = np.random.default_rng(8)
-    M = _symmetric(rng, 30, shift=1.0)
-    assert np.linalg.eigvalsh(M).min() < -0.5
-    calls = []
-    eigh = np.linalg.eigh
-    monkeypatch.setattr(np.linalg, "eigh", lambda a: calls.append(1) or eigh(a))
-    P = _least_squares._project_psd_one(M)
-    assert calls, "a matrix that is not positive definite needs the eigendecomposition"
-    assert np.linalg.eigvalsh(P).min() > -1e-10
-    assert np.abs(P - M).max() > 0.1
-    np.testing.assert_allclose(P, _reference_projection(M), atol=1e-10)
-
-
-def test_positive_definite_matrix_skips_eigendecomposition(monkeypatch):
-    rng = np.random.default_rng(9)
-    M = _symmetric(rng, 30, shift=20.0)
-    assert np.linalg.eigvalsh(M).min() > 1.0
-
-    def forbidden(a):
-        raise AssertionError("eigh called on a positive definite matrix")
-
-    monkeypatch.setattr(np.linalg, "eigh", forbidden)
-    np.testing.assert_array_equal(_least_squares._project_psd_one(M), M)
-
-
-def test_projection_reads_the_lower_triangle():
-    # Like LAPACK's eigh on both paths: the upper triangle is ignored.
-    rng = np.random.default_rng(10)
-    for M in (_symmetric(rng, 12, shift=10.0), _symmetric(rng, 12)):
-        garbage = M + np.triu(rng.normal(size=M.shape), 1)
-        np.testing.assert_allclose(
-            _least_squares._project_psd_one(garbage), _reference_projection(M), atol=1e-10
-        )
-
-
-def test_symmetric_noise_is_the_upper_triangle_draw_mirrored():
-    # One standard normal draw of shape (batch, p(p+1)/2), times std, in the order of
-    # np.triu_indices: the same function of the generator as the specification.
-    p, std = 5, 3.0
-    M = np.arange(2 * 3 * p * p, dtype=float).reshape(2, 3, p, p)
-    M = M + np.swapaxes(M, -1, -2)
-    noisy = M.copy()
-    _least_squares._add_symmetric_noise(noisy, np.random.default_rng(5), std)
-    values = std * np.random.default_rng(5).standard_normal((2, 3, p * (p + 1) // 2))
-    rows, cols = np.triu_indices(p)
-    noise = np.zeros_like(M)
-    noise[..., rows, cols] = values
-    noise[..., cols, rows] = values
-    np.testing.assert_array_equal(noisy, M + noise)
-
-
 @pytest.mark.parametrize("p", [6, 40])  # 40: on the thread pool
 def test_class_grams_match_direct_computation(p, monkeypatch):
     rng = np.random.default_rng(11)
@@ -321,10 +200,11 @@ def test_threaded_class_solves_equal_serial(monkeypatch):
     # The per-class solves on a thread pool give the serial result, class by class.
     rng = np.random.default_rng(12)
     K, p = 7, 40
-    A = np.stack([_symmetric(rng, p, shift=s) for s in np.linspace(-3.0, 30.0, K)])
+    A = rng.normal(size=(K, p, p))
+    A = (A + np.swapaxes(A, 1, 2)) / 2 + np.linspace(-3.0, 30.0, K)[:, None, None] * np.eye(p)
     b = rng.normal(size=(p, K))
-    base = _symmetric(rng, p, shift=0.0) @ _symmetric(rng, p).T + 5.0 * np.eye(p)
-    base = (base + base.T) / 2.0 + 50.0 * np.eye(p)
+    B = rng.normal(size=(p, p))
+    base = B @ B.T + 50.0 * np.eye(p)
     with threadpool_limits(limits=1, user_api="blas"):
         assert _least_squares._n_blas_threads() == 1
         serial = _least_squares._solve_weighted(A.copy(), b, base)
@@ -332,7 +212,7 @@ def test_threaded_class_solves_equal_serial(monkeypatch):
     threaded = _least_squares._solve_weighted(A.copy(), b, base)
     np.testing.assert_allclose(threaded, serial, rtol=1e-12, atol=1e-14)
     expected = np.stack([
-        np.linalg.solve(_reference_projection(A[j]) + base, b[:, j]) for j in range(K)
+        np.linalg.solve(project_psd(A[j]) + base, b[:, j]) for j in range(K)
     ])
     np.testing.assert_allclose(threaded, expected, rtol=1e-9, atol=1e-12)
 
@@ -342,10 +222,11 @@ def test_dense_design_is_clip_rows_then_scaling():
     # for bit, and the sparse design to rounding.
     rng = np.random.default_rng(13)
     X = rng.normal(size=(50, 4)) * rng.uniform(0.1, 3.0, size=(50, 1))
-    clf = DPLeastSquaresClassifier(clip_norm=2.0, classes=[0, 1])
+    clf = DPLeastSquaresClassifier(classes=[0, 1])
     expected = np.hstack([clip_rows(X, 2.0), np.full((50, 1), 2.0)]) * (1.0 / SQRT2)
-    np.testing.assert_array_equal(clf._design(X), expected)
-    np.testing.assert_allclose(clf._design(sp.csr_matrix(X)).toarray(), expected, rtol=1e-14)
+    np.testing.assert_array_equal(clf._design(X, 2.0), expected)
+    np.testing.assert_allclose(clf._design(sp.csr_matrix(X), 2.0).toarray(), expected,
+                               rtol=1e-14)
 
 
 # ----------------------------------------------------------------------------- accounting
@@ -458,8 +339,8 @@ def test_intercept_column_inside_norm_bound():
     # A constant feature scaled with the rows: z = [x, C]/sqrt(2) has norm <= C, so
     # the released statistics at s = 0 equal those of that design.
     X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
-    clf = DPLeastSquaresClassifier(epsilon=1e9, clip_norm=1.0, classes=[0, 1])
-    Z = clf._design(X)
+    clf = DPLeastSquaresClassifier(epsilon=1e9, classes=[0, 1])
+    Z = clf._design(X, 1.0)
     assert np.linalg.norm(Z, axis=1).max() <= 1.0 + 1e-12
     np.testing.assert_allclose(Z, [[0.6 / SQRT2, 0.8 / SQRT2, 1 / SQRT2],
                                    [0.3 / SQRT2, 0.4 / SQRT2, 1 / SQRT2],
@@ -469,9 +350,9 @@ def test_intercept_column_inside_norm_bound():
 def test_clipping_is_not_data_dependent():
     # Rows inside the bound are left alone whatever the other rows are.
     X = np.array([[0.3, 0.4], [30.0, 40.0]])
-    clf = DPLeastSquaresClassifier(clip_norm=1.0, fit_intercept=False, classes=[0, 1])
-    np.testing.assert_allclose(clf._design(X), [[0.3, 0.4], [0.6, 0.8]])
-    np.testing.assert_allclose(clf._design(X[:1]), [[0.3, 0.4]])
+    clf = DPLeastSquaresClassifier(fit_intercept=False, classes=[0, 1])
+    np.testing.assert_allclose(clf._design(X, 1.0), [[0.3, 0.4], [0.6, 0.8]])
+    np.testing.assert_allclose(clf._design(X[:1], 1.0), [[0.3, 0.4]])
 
 
 # ----------------------------------------------------------------------------- bad inputs
@@ -517,8 +398,9 @@ def test_classes_none_warns_leak():
 
 
 ESTIMATORS = [
-    DPLeastSquaresClassifier(epsilon=1e6, clip_norm=10.0, random_state=0),
-    DPLeastSquaresClassifier(epsilon=1e6, clip_norm=10.0, formulation="ridge", random_state=0),
+    DPLeastSquaresClassifier(epsilon=1e6, random_state=0),
+    DPLeastSquaresClassifier(epsilon=1e6, formulation="ridge", random_state=0),
+    # Full DP: a public bound (clip_norm="auto" would read the private features).
     DPLeastSquaresClassifier(epsilon=1e6, clip_norm=10.0, privacy="full", random_state=0),
 ]
 

@@ -211,3 +211,14 @@ def test_generator_is_used_and_advanced():
         legacy,
         randomized_response(y, epsilon=1.0, n_classes=10, random_state=np.random.RandomState(3)),
     )
+
+
+def test_generator_advances_by_two_uniforms_per_example_whatever_the_labels():
+    n = 1000
+    reference = np.random.default_rng(8)
+    reference.random((2, n))
+    expected = reference.random()
+    for y in (np.zeros(n, dtype=int), np.full(n, 9), np.arange(n) % 10):
+        rng = np.random.default_rng(8)
+        randomized_response(y, epsilon=1.0, n_classes=10, random_state=rng)
+        assert rng.random() == expected

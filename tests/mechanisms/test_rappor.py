@@ -7,14 +7,17 @@ coordinates independent.
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from _law_checks import assert_follows
 from numpy.testing import assert_allclose, assert_array_equal
-from scipy.stats import binomtest
+from scipy.stats import binom, binomtest
 
 from sklearn_labeldp.mechanisms import debias_rappor, rappor, rappor_distribution
+from sklearn_labeldp.mechanisms._rappor import _bernoulli_positions
 
 N_CLASSES = [2, 3, 10, 50]
 EPSILONS = [0.05, 0.7, 1.0, 2.9, 5.0]
@@ -123,18 +126,87 @@ def test_coordinates_are_independent():
     assert_follows(codes, probs)
 
 
-def test_draws_exactly_n_times_k_uniforms():
-    rng = np.random.default_rng(3)
-    rappor([0, 1, 2, 2, 1], epsilon=1.0, n_classes=3, random_state=rng)
-    reference = np.random.default_rng(3)
-    reference.random((5, 3))
-    assert rng.random() == reference.random()
-    # The same uniforms, thresholded per the spec.
-    u = np.random.default_rng(3).random((5, 3))
-    law = spec_bit_law(3, 1.0)
-    expected = (u < law[[0, 1, 2, 2, 1]]).astype(np.uint8)
-    got = rappor([0, 1, 2, 2, 1], epsilon=1.0, n_classes=3, random_state=3)
-    assert_array_equal(got, expected)
+@pytest.mark.parametrize("sparse_output", [False, True])
+@pytest.mark.parametrize("epsilon", [0.4, 3.0])
+def test_whole_vectors_follow_the_law(epsilon, sparse_output):
+    # K = 3: chi-square over the 8 possible vectors, for a label at each end.
+    law = spec_bit_law(3, epsilon)
+    vectors = list(itertools.product([0, 1], repeat=3))
+    for y in (0, 2):
+        z = rappor(np.full(20_000, y), epsilon=epsilon, n_classes=3, random_state=10 + y,
+                   sparse_output=sparse_output)
+        z = z.toarray() if sparse_output else z
+        probs = np.array([vector_probability(law[y], v) for v in vectors])
+        assert_follows(z @ np.array([4, 2, 1]), probs, f"(y={y})")
+
+
+def test_many_classes_row_counts_and_columns_follow_the_law():
+    # K = 500: the number of ones off the label is Binomial(K - 1, q-) per row,
+    # and the ones spread uniformly over the columns.
+    n, n_classes, epsilon = 4000, 500, 3.0
+    y = np.arange(n) % n_classes
+    z = rappor(y, epsilon=epsilon, n_classes=n_classes, random_state=5, sparse_output=True)
+    q_minus = spec_bit_law(2, epsilon)[0, 1]
+    on_label = np.asarray(z[np.arange(n), y]).ravel()
+    off_counts = np.diff(z.indptr) - on_label
+    law = binom(n_classes - 1, q_minus)
+    edges = np.unique(law.ppf(np.linspace(0.05, 0.95, 19)))
+    cells = np.searchsorted(edges, off_counts)  # cell i: edges[i-1] < count <= edges[i]
+    probs = np.diff(np.concatenate([[0.0], law.cdf(edges), [1.0]]))
+    assert_follows(cells, probs, "(row counts)")
+    columns = np.bincount(z.indices, minlength=n_classes) - np.bincount(
+        y, weights=on_label, minlength=n_classes
+    )
+    assert_follows(np.repeat(np.arange(n_classes), columns.astype(int)),
+                   np.full(n_classes, 1 / n_classes), "(columns)")
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 1.0, 8.0, 40.0, 3000.0])
+def test_dense_and_sparse_outputs_hold_the_same_bits(epsilon):
+    # Several chunks of rows; at eps = 3000, q- underflows to 0.
+    n, n_classes = 50_000, 30
+    y = np.random.default_rng(0).integers(n_classes, size=n)
+    dense = rappor(y, epsilon=epsilon, n_classes=n_classes, random_state=1)
+    sparse = rappor(y, epsilon=epsilon, n_classes=n_classes, random_state=1, sparse_output=True)
+    assert sp.issparse(sparse) and sparse.format == "csr" and sparse.shape == (n, n_classes)
+    assert sparse.dtype == np.uint8 and np.all(sparse.data == 1)
+    assert sparse.has_sorted_indices and sparse.has_canonical_format
+    assert_array_equal(sparse.toarray(), dense)
+    if epsilon == 3000.0:
+        assert_array_equal(dense, np.eye(n_classes, dtype=np.uint8)[y])
+
+
+@pytest.mark.parametrize("sparse_output", [False, True])
+def test_generator_advance_does_not_depend_on_the_labels(sparse_output):
+    after = []
+    for y in (np.zeros(3000, dtype=int), np.full(3000, 9), np.arange(3000) % 10):
+        rng = np.random.default_rng(4)
+        rappor(y, epsilon=1.0, n_classes=10, random_state=rng, sparse_output=sparse_output)
+        after.append(rng.random())
+    assert after[0] == after[1] == after[2]
+
+
+class _FixedExponentials:
+    """A stand-in generator whose exponential draws are all ``value``."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def standard_exponential(self, size):
+        return np.full(size, self.value)
+
+
+def test_bernoulli_positions_draws_again_when_a_batch_falls_short():
+    # Zero exponentials make every trial a success: far more than the first
+    # batch holds, so the sampler must continue from where that batch ended.
+    assert_array_equal(_bernoulli_positions(_FixedExponentials(0.0), 1000, 0.5), np.arange(1000))
+    # Huge ones make none, without overflowing the int64 positions.
+    assert _bernoulli_positions(_FixedExponentials(1e300), 2**40, 1e-12).size == 0
+    assert _bernoulli_positions(_FixedExponentials(0.0), 10, 0.0).size == 0
+    # A subnormal rate (eps near 1490) overflows E / rate to inf: still none.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _bernoulli_positions(_FixedExponentials(1.0), 2**40, 5e-324).size == 0
 
 
 def test_output_dtype_seed_and_empty():
@@ -142,6 +214,26 @@ def test_output_dtype_seed_and_empty():
     assert z.dtype == np.uint8
     assert_array_equal(z, rappor([0, 1], epsilon=1.0, n_classes=3, random_state=0))
     assert rappor([], epsilon=1.0, n_classes=3).shape == (0, 3)
+    empty = rappor([], epsilon=1.0, n_classes=3, sparse_output=True)
+    assert empty.shape == (0, 3) and empty.nnz == 0
+
+
+@pytest.mark.parametrize("sparse_output", [False, True])
+def test_same_seed_same_bits_and_fresh_entropy_by_default(sparse_output):
+    y = np.arange(2000) % 7
+
+    def draw(random_state):
+        z = rappor(y, epsilon=1.0, n_classes=7, random_state=random_state,
+                   sparse_output=sparse_output)
+        return z.toarray() if sparse_output else z
+
+    assert_array_equal(draw(42), draw(42))
+    assert not np.array_equal(draw(42), draw(43))
+    assert not np.array_equal(draw(None), draw(None))
+    generator = np.random.default_rng(42)
+    first, second = draw(generator), draw(generator)
+    assert_array_equal(first, draw(42))
+    assert not np.array_equal(first, second)
 
 
 # --- debiasing ---------------------------------------------------------------
@@ -229,8 +321,20 @@ def test_debias_bad_scores(scores):
         debias_rappor(scores, epsilon=1.0)
 
 
-def test_bad_input_does_not_advance_the_generator():
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"y": [5]}, ValueError),
+        ({"y": [0.5]}, TypeError),
+        ({"epsilon": 0.0}, ValueError),
+        ({"n_classes": 1}, ValueError),
+        ({"sparse_output": "yes"}, TypeError),
+        ({"sparse_output": None}, TypeError),
+    ],
+)
+def test_bad_input_does_not_advance_the_generator(kwargs, error):
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError):
-        rappor([5], epsilon=1.0, n_classes=3, random_state=rng)
+    call = {"y": [0, 1], "epsilon": 1.0, "n_classes": 3, "random_state": rng, **kwargs}
+    with pytest.raises(error):
+        rappor(call.pop("y"), **call)
     assert rng.random() == np.random.default_rng(0).random()

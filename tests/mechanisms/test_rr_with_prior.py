@@ -14,6 +14,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 
 from sklearn_labeldp.mechanisms import (
     optimal_top_k,
+    randomized_response,
     randomized_response_distribution,
     rr_top_k,
     rr_top_k_distribution,
@@ -265,6 +266,48 @@ def test_uniform_prior_samples_follow_randomized_response():
     for y in (0, 3, 5):
         out = rr_with_prior(np.full(n, y), prior, epsilon=epsilon, random_state=y)
         assert_follows(out, rr[y], f"(y={y})")
+
+
+@pytest.mark.parametrize("n_classes", [2, 10, 300])
+def test_no_prior_draws_exactly_randomized_response(n_classes):
+    # Same generator, same outputs: without a prior, with a dense uniform prior
+    # (over several row chunks) and from randomized_response itself.
+    n = 60_000 if n_classes <= 10 else 3000
+    y = np.random.default_rng(0).integers(n_classes, size=n)
+    rr = randomized_response(y, epsilon=0.8, n_classes=n_classes, random_state=5)
+    out, k = rr_with_prior(y, epsilon=0.8, n_classes=n_classes, random_state=5, return_k=True)
+    assert_array_equal(out, rr)
+    assert k.dtype == np.int64 and np.all(k == n_classes)
+    uniform = rr_with_prior(y, np.ones((n, n_classes)), epsilon=0.8, random_state=5)
+    assert_array_equal(uniform, rr)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({}, ValueError, "n_classes is required"),
+        ({"n_classes": 1}, ValueError, "n_classes must be >= 2"),
+        ({"n_classes": 3.0}, TypeError, "n_classes must be an int"),
+        ({"n_classes": 2}, ValueError, r"must lie in \[0, 1\]"),
+        ({"n_classes": 4, "prior": [[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]]}, ValueError, "n_classes=4 but prior has 3"),
+        ({"n_classes": 3, "epsilon": 0.0}, ValueError, "finite number > 0"),
+    ],
+)
+def test_no_prior_bad_input_does_not_advance_the_generator(kwargs, error, match):
+    rng = np.random.default_rng(3)
+    before = rng.bit_generator.state
+    call = {"prior": None, "epsilon": 1.0, **kwargs}
+    with pytest.raises(error, match=match):
+        rr_with_prior([0, 2], random_state=rng, **call)
+    assert rng.bit_generator.state == before
+
+
+def test_matching_n_classes_with_a_prior_changes_nothing():
+    y, prior = [0, 2], [[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]]
+    assert_array_equal(
+        rr_with_prior(y, prior, epsilon=1.0, n_classes=3, random_state=1),
+        rr_with_prior(y, prior, epsilon=1.0, random_state=1),
+    )
 
 
 # --- top_k_mask ------------------------------------------------------------------

@@ -1,0 +1,108 @@
+"""A configuration error costs nothing: every label-free check runs before the charge.
+
+Each case fits with a fresh accountant, expects a clear error that names the
+parameter at fault, and then checks that nothing was recorded.
+"""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+from sklearn.linear_model import LogisticRegression
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+from sklearn.svm import SVR
+
+from sklearn_labeldp import RRWithPriorClassifier
+from sklearn_labeldp.accounting import BudgetAccountant, PrivacyBudget
+from sklearn_labeldp.classifiers import ALIBIClassifier, VectorApproxClassifier
+from sklearn_labeldp.model_selection import PrivateGridSearchCV
+
+K = 3
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, y = make_blobs(300, n_features=4, centers=K, random_state=0)
+    return X.astype(np.float32), y
+
+
+def assert_costs_nothing(estimator, X, y, match):
+    accountant = estimator.get_params()["accountant"]
+    with pytest.raises(ValueError, match=match):
+        estimator.fit(X, y)
+    assert accountant.total() == PrivacyBudget(0.0)
+    assert accountant.spends == []
+
+
+def test_single_output_regressor_for_bit_vectors(blobs):
+    clf = VectorApproxClassifier(SVR(), classes=range(K), accountant=BudgetAccountant())
+    assert_costs_nothing(clf, *blobs, match=r"`estimator`.*SVR.*trial fit")
+
+
+def test_stage_without_examples(blobs):
+    X, y = blobs
+    clf = RRWithPriorClassifier(LogisticRegression(), classes=range(K), n_stages=5,
+                                accountant=BudgetAccountant())
+    assert_costs_nothing(clf, X[:4], y[:4], match="n_stages")
+
+
+def test_random_stopping_refuses_delta_spending_candidates(blobs):
+    search = PrivateGridSearchCV(
+        ALIBIClassifier(KNeighborsRegressor(), classes=range(K), noise="gaussian", delta=1e-5),
+        {"estimator__n_neighbors": [3, 5]}, epsilon=1.0, strategy="random_stopping",
+        accountant=BudgetAccountant(),
+    )
+    assert_costs_nothing(search, *blobs, match="pure-DP candidates")
+
+
+def test_one_bad_candidate_stops_the_search_before_its_charge(blobs):
+    search = PrivateGridSearchCV(
+        RRWithPriorClassifier(KNeighborsClassifier(), classes=range(K), n_stages=2),
+        {"estimator__n_neighbors": [3, 500]}, epsilon=1.0, accountant=BudgetAccountant(),
+    )
+    assert_costs_nothing(search, *blobs, match="n_neighbors=500")
+
+
+class TestNetworks:
+    """The network's own checks, reached through the meta-estimators' trial fit."""
+
+    @pytest.fixture(autouse=True)
+    def _torch(self):
+        self.torch = pytest.importorskip("torch")
+        pytest.importorskip("skorch")
+
+    def net(self, **params):
+        from sklearn_labeldp.nn import LabelDPNetClassifier
+
+        torch = self.torch
+
+        class MLP(torch.nn.Module):
+            def __init__(self, n_features=4, n_outputs=K):
+                super().__init__()
+                self.layer = torch.nn.Linear(n_features, n_outputs)
+
+            def forward(self, X):
+                return self.layer(X)
+
+        return LabelDPNetClassifier(MLP, **{"max_epochs": 2, **params})
+
+    @pytest.mark.parametrize("meta", [RRWithPriorClassifier, ALIBIClassifier,
+                                      VectorApproxClassifier])
+    @pytest.mark.parametrize(
+        ("params", "match"),
+        [
+            ({"max_epochs": 0}, "max_epochs"),
+            ({"batch_size": 0}, "batch_size"),
+            ({"module__n_features": 7}, r"module.*shape \(64, 4\)"),
+        ],
+        ids=["max_epochs", "batch_size", "input_shape"],
+    )
+    def test_bad_network_configuration(self, blobs, meta, params, match):
+        clf = meta(self.net(**params), classes=range(K), accountant=BudgetAccountant())
+        assert_costs_nothing(clf, *blobs, match=match)
+
+    def test_unavailable_device(self, blobs):
+        if self.torch.cuda.is_available():
+            pytest.skip("CUDA is available here")
+        clf = RRWithPriorClassifier(self.net(device="cuda"), classes=range(K),
+                                    accountant=BudgetAccountant())
+        assert_costs_nothing(clf, *blobs, match="device")
