@@ -42,6 +42,7 @@ from .priors import model_prior
 from .utils import derived_random_state, forget_derived_seeds, spawn_generators
 
 __all__ = [
+    "ReplayKeyWarningMixin",
     "BaseLabelDPClassifier",
     "BaseLabelDPMetaClassifier",
     "CodeClassifierPredictMixin",
@@ -97,7 +98,40 @@ def trial_codes(n_rows, n_classes):
     return np.arange(n_rows) % n_classes
 
 
-class BaseLabelDPClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+class ReplayKeyWarningMixin:
+    """Warn when a fitted private model whose ``random_state`` the user gave is pickled.
+
+    A user-given ``random_state`` (int, ``RandomState`` or ``Generator``) is
+    kept as given, as scikit-learn keeps every parameter, and it replays the
+    mechanism's noise: a pickle is how a model leaves the process, so that is
+    where the :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning` is
+    raised. ``copy.deepcopy`` stays in the process and does not warn.
+    """
+
+    def __getstate__(self):
+        if self.random_state is not None and hasattr(self, "privacy_spend_"):
+            warnings.warn(
+                f"pickling a fitted {type(self).__name__} whose random_state="
+                f"{self.random_state!r} was given by the user: random_state is a replay key "
+                "of the mechanism's noise, and whoever knows it (and the features) can "
+                "subtract the noise and recover the private labels. Keep such a model "
+                "private, or fit with random_state=None before releasing it.",
+                PrivacyLeakWarning,
+                stacklevel=2,
+            )
+        return super().__getstate__()
+
+    def __deepcopy__(self, memo):
+        # A copy stays in the process: no leak warning (pickling warns, see __getstate__).
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        copied.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return copied
+
+
+class BaseLabelDPClassifier(
+    ReplayKeyWarningMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta
+):
     """Base class for classifiers whose fit is label-DP.
 
     The fit is a template: validate ``X`` and ``y``, settle the label set,
@@ -241,26 +275,6 @@ class BaseLabelDPClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
 
     def _check_before_charge(self, X, n_classes, plan, fit_params):
         """Label-free checks that need more than the plan (e.g. a trial fit); none here."""
-
-    def __getstate__(self):
-        if self.random_state is not None and hasattr(self, "privacy_spend_"):
-            warnings.warn(
-                f"pickling a fitted {type(self).__name__} whose random_state="
-                f"{self.random_state!r} was given by the user: random_state is a replay key "
-                "of the mechanism's noise, and whoever knows it (and the features) can "
-                "subtract the noise and recover the private labels. Keep such a model "
-                "private, or fit with random_state=None before releasing it.",
-                PrivacyLeakWarning,
-                stacklevel=2,
-            )
-        return super().__getstate__()
-
-    def __deepcopy__(self, memo):
-        # A copy stays in the process: no leak warning (pickling warns, see __getstate__).
-        copied = type(self).__new__(type(self))
-        memo[id(self)] = copied
-        copied.__dict__.update(copy.deepcopy(self.__dict__, memo))
-        return copied
 
     def _discard_fitted_state(self):
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:

@@ -3,10 +3,12 @@
 from ._erm import DPLinearSVC, DPLogisticRegression
 from ._kernels import NormalizedRandomFourierFeatures
 from ._least_squares import DPLeastSquaresClassifier
+from ._preprocessing import RowClippingWarning
 
 __all__ = [
     "DPLeastSquaresClassifier",
     "DPLinearSVC",
     "DPLogisticRegression",
     "NormalizedRandomFourierFeatures",
+    "RowClippingWarning",
 ]

@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._base import ReplayKeyWarningMixin
 from .._target_adapters import fit_bit_targets, predict_bit_scores
 from ..accounting import BudgetAccountant, PrivacyBudget, PrivacySpend, default_accountant
 from ..classifiers import RRWithPriorClassifier, VectorApproxClassifier
@@ -100,7 +101,7 @@ def _laplace_count(count, epsilon, rng):
     return float(count + rng.laplace(scale=1.0 / epsilon))
 
 
-class PrivateGridSearchCV(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+class PrivateGridSearchCV(ReplayKeyWarningMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Hyperparameter search over a label-DP classifier with a proven total cost.
 
     Plain :class:`~sklearn.model_selection.GridSearchCV` fits every candidate

@@ -208,7 +208,8 @@ def test_delta_is_a_function_of_public_quantities():
         "epsilon", "n_samples", "reg", "c", "hessian_rank"]
     X, y = _blobs(2, n=200)
     for estimator in (DPLogisticRegression(privacy="full"), DPLinearSVC()):
-        estimator.set_params(epsilon=0.1, C=0.1, classes=[0, 1], random_state=0)
+        estimator.set_params(epsilon=0.1, C=0.1, data_norm=20.0, classes=[0, 1],
+                             random_state=0)
         plans = [estimator.fit(X, labels).perturbation_ for labels in (y, 1 - y, np.zeros_like(y))]
         assert plans[0]["extra_regularization"] > 0
         assert plans[0] == plans[1] == plans[2]
@@ -391,7 +392,8 @@ def test_second_order_matrices_get_the_shared_symmetric_noise(monkeypatch, priva
     monkeypatch.setattr(_newton, "add_symmetric_noise", recording)
     X, y = _blobs(3, n=300)
     clf = DPLogisticRegression(epsilon=1.0, delta=1e-5, solver=solver, privacy=privacy,
-                               max_iter=4, classes=range(3), random_state=0).fit(X, y)
+                               max_iter=4, data_norm=20.0, classes=range(3),
+                               random_state=0).fit(X, y)
     if privacy == "label":
         assert calls == []  # the curvature reads no label
         return

@@ -255,7 +255,7 @@ def test_rho_and_noise_multiplier(privacy, formulation, m):
 
 def test_label_dp_needs_less_noise_than_full_dp():
     X, y = make_classification(200, 5, random_state=0)
-    kw = dict(epsilon=1.0, classes=[0, 1], random_state=0)
+    kw = dict(epsilon=1.0, clip_norm=10.0, classes=[0, 1], random_state=0)
     label = DPLeastSquaresClassifier(privacy="label", **kw).fit(X, y)
     full = DPLeastSquaresClassifier(privacy="full", **kw).fit(X, y)
     # s_label = 1/sqrt(rho), s_full = sqrt(3/(2 rho)) at the same rho

@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import ParameterGrid
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
 
 import sklearn_labeldp._base as base_module
 import sklearn_labeldp.model_selection._search as search_module
@@ -340,3 +344,73 @@ def test_bad_inputs(data, params, match):
     with pytest.raises(ValueError, match=match):
         search.fit(X[:500], y[:500])
     assert not hasattr(search, "best_estimator_")
+
+
+# ---------------------------------------------------------------- the search's own record
+def _alibi_gaussian(**kwargs):
+    return ALIBIClassifier(KNeighborsRegressor(), classes=range(K), noise="gaussian",
+                           delta=1e-4, n_rounds=1, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("estimator", "strategy", "grid"),
+    [
+        (rr(), "holdout", GRID),
+        (_alibi_gaussian(), "holdout", {"estimator__n_neighbors": [5, 25]}),
+        (rr(), "random_stopping", GRID),
+        (rr(), "post_processing", GRID),
+        (vector_approx(), "post_processing", GRID),
+    ],
+    ids=["holdout-rr", "holdout-gaussian-alibi", "random_stopping", "post_processing-rr",
+         "post_processing-vector"],
+)
+def test_search_records_at_least_what_its_candidates_spend(data, estimator, strategy, grid):
+    X, y = data
+    acc = BudgetAccountant(5.0, 1e-3)
+    search = PrivateGridSearchCV(estimator, grid, epsilon=1.0, strategy=strategy,
+                                 accountant=acc).fit(X, y)
+    (recorded,) = acc.spends
+    assert recorded.budget == search.privacy_spend_.budget
+    candidate = search.best_estimator_.privacy_spend_
+    assert recorded.epsilon >= candidate.epsilon
+    assert recorded.delta >= candidate.delta
+    if strategy == "holdout":
+        # Parallel composition of every candidate's own record and the selection.
+        parts = recorded.parts
+        assert len(parts) == len(ParameterGrid(grid)) + 1
+        assert all(recorded.delta >= part.delta for part in parts)
+
+
+def test_gaussian_candidates_make_the_search_approximate_dp(data):
+    X, y = data
+    search = PrivateGridSearchCV(_alibi_gaussian(), {"estimator__n_neighbors": [5, 25]},
+                                 epsilon=1.0, accountant=BudgetAccountant(5.0, 1e-3)).fit(X, y)
+    assert search.delta_ == search.best_estimator_.delta_ == 1e-4
+
+
+def test_search_wraps_a_pipeline_and_reports_its_spend(data):
+    X, y = data
+    pipe = Pipeline([("scale", StandardScaler()),
+                     ("clf", ALIBIClassifier(KNeighborsRegressor(), classes=range(K)))])
+    acc = BudgetAccountant()
+    search = PrivateGridSearchCV(pipe, {"clf__estimator__n_neighbors": [5, 25]},
+                                 epsilon=1.0, accountant=acc).fit(X, y)
+    assert search.epsilon_ == 1.0 and acc.total().epsilon == 1.0
+    assert search.best_estimator_.named_steps["clf"].epsilon_ == 1.0
+    assert search.best_estimator_.named_steps["clf"].accountant is None
+    assert search.score(X, y) > 0.5
+
+
+def test_search_returns_the_users_random_state_and_accountant(data):
+    X, y = data
+    acc = BudgetAccountant()
+    for strategy in STRATEGIES:
+        base = RRWithPriorClassifier(LogisticRegression(), classes=range(K), accountant=acc)
+        search = PrivateGridSearchCV(base, {"estimator__C": [0.1, 1.0]}, epsilon=1.0,
+                                     strategy=strategy).fit(X, y)
+        best = search.best_estimator_
+        assert best.random_state is None and best.accountant is acc
+        seeds = [value for key, value in best.estimator_.get_params(deep=True).items()
+                 if key.endswith("random_state")]
+        assert seeds == [None]
+    assert len(acc.spends) == len(STRATEGIES)
