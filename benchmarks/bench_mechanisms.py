@@ -1,4 +1,4 @@
-"""Throughput of the label mechanisms: ``rr_with_prior`` and ``alibi_posterior``.
+"""Throughput of the label mechanisms: ``rr_with_prior``, ``alibi_posterior``, RR and RAPPOR.
 
 For n examples and K classes (Dirichlet(0.3) priors and labels drawn from
 them, both generated once with a fixed seed) it times, as the median of
@@ -20,6 +20,13 @@ It also times the ALIBI posterior (``alibi_posterior``, n examples, K = 100,
 Laplace noise drawn once) against its floor, one ``np.exp`` over the n*K noisy
 values; the issue's goal is seconds, not minutes, at n = 1e6.
 
+Randomized response and RAPPOR (n examples, K = 10, uniform labels) are timed
+against straightforward references run in the same process: RR drawing one
+coin and an offset ``y + U mod K`` per example, RAPPOR thresholding one dense
+(n, K) float64 array of uniforms. The goal (the "huge number of classes"
+issue) is no slowdown in this common case while memory stays bounded for huge
+K; the traced peak memory at K = 100,000 is printed last.
+
 Run ``python benchmarks/bench_mechanisms.py`` (n = 1e6) or add ``--quick``
 (n = 1e5) for a smoke run.
 """
@@ -30,6 +37,8 @@ import os
 import platform
 import statistics
 import time
+import tracemalloc
+from functools import partial
 
 import numpy as np
 
@@ -37,6 +46,8 @@ from sklearn_labeldp.mechanisms import (
     alibi_posterior,
     laplace_one_hot,
     optimal_top_k,
+    randomized_response,
+    rappor,
     rr_with_prior,
 )
 
@@ -173,6 +184,77 @@ def bench_alibi(n_samples, n_classes, epsilon, repeats):
     )
 
 
+def randomized_response_reference(y, *, epsilon, n_classes, rng):
+    """Randomized response with a coin per example, then an offset ``y + U mod K``."""
+    keep = rng.random(y.shape[0]) < math.exp(epsilon) / (math.exp(epsilon) + n_classes - 1)
+    other = (y + 1 + rng.integers(n_classes - 1, size=y.shape[0])) % n_classes
+    return np.where(keep, y, other)
+
+
+def rappor_reference(y, *, epsilon, n_classes, rng):
+    """RAPPOR thresholding one dense (n, K) float64 array of uniforms."""
+    h = math.exp(epsilon / 2)
+    u = rng.random((y.shape[0], n_classes))
+    rows = np.arange(y.shape[0])
+    on_label = u[rows, y] < h / (1 + h)
+    z = (u < 1 / (1 + h)).view(np.uint8)
+    z[rows, y] = on_label
+    return z
+
+
+def traced_peak(function):
+    """Peak bytes numpy allocates while ``function()`` runs."""
+    tracemalloc.start()
+    try:
+        function()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def bench_rr_rappor(n_samples, repeats, n_classes=10):
+    """Print RR and RAPPOR against their references, then peak memory at K = 1e5."""
+    rng = np.random.default_rng(SEED)
+    y = rng.integers(n_classes, size=n_samples)
+    rr = partial(randomized_response, y, n_classes=n_classes, random_state=rng)
+    rr_no_prior = partial(rr_with_prior, y, n_classes=n_classes, random_state=rng)
+    rr_reference = partial(randomized_response_reference, y, n_classes=n_classes, rng=rng)
+    bits = partial(rappor, y, n_classes=n_classes, random_state=rng)
+    bits_reference = partial(rappor_reference, y, n_classes=n_classes, rng=rng)
+    cases = [
+        ("randomized_response", 1.0, rr, rr_reference),
+        ("rr_with_prior, prior=None", 1.0, rr_no_prior, rr_reference),
+    ] + [
+        (f"rappor, sparse_output={sparse}", eps, partial(bits, sparse_output=sparse),
+         bits_reference)
+        for sparse in (False, True) for eps in (1.0, 8.0)
+    ]  # fmt: skip
+    print(f"\nRR and RAPPOR, n = {n_samples:,}, K = {n_classes}, median of {repeats} runs")
+    header = f"{'mechanism':<34}{'eps':>5}{'ours (s)':>10}{'reference (s)':>15}  reference / ours"
+    print(header)
+    print("-" * len(header))
+    for name, eps, ours, reference in cases:
+        t_ours = median_time(partial(ours, epsilon=eps), repeats)
+        t_reference = median_time(partial(reference, epsilon=eps), repeats)
+        print(f"{name:<34}{eps:>5g}{t_ours:>10.4f}{t_reference:>15.4f}  "
+              f"{t_reference / t_ours:.2f}x")
+
+    big, rows = 100_000, 1000
+    y_big = np.arange(big)
+    print(f"\nPeak traced memory at K = {big:,} (one (n, K) float64 array at n = {big:,}: "
+          f"{8 * big * big / 1e9:.0f} GB)")
+    peak = traced_peak(
+        partial(randomized_response, y_big, epsilon=1.0, n_classes=big, random_state=rng)
+    )
+    print(f"  randomized_response, n = {big:,}: {peak / 1e6:.1f} MB")
+    for eps in (1.0, 8.0):
+        for sparse in (False, True):
+            peak = traced_peak(partial(rappor, y_big[:rows], epsilon=eps, n_classes=big,
+                                       random_state=rng, sparse_output=sparse))
+            print(f"  rappor, n = {rows:,}, eps = {eps:g}, sparse_output={sparse!s:<5}: "
+                  f"{peak / 1e6:6.1f} MB (a dense output alone: {rows * big / 1e6:.0f} MB)")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement")
@@ -185,6 +267,7 @@ def main(argv=None):
     results = {k: bench(n_samples, k, args.epsilon, args.repeats) for k in N_CLASSES}
     print_table(results, n_samples, args.epsilon, args.repeats)
     bench_alibi(n_samples, 100, args.epsilon, args.repeats)
+    bench_rr_rappor(n_samples, args.repeats)
 
 
 if __name__ == "__main__":

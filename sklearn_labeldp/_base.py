@@ -16,7 +16,7 @@ from numbers import Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
 from sklearn.utils import _safe_indexing, get_tags
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metadata_routing import (
     UNUSED,
     MetadataRouter,
@@ -39,7 +39,7 @@ from ._private_labels import PrivateLabels
 from .accounting import BudgetAccountant, default_accountant
 from .exceptions import PrivacyLeakWarning
 from .priors import model_prior
-from .utils import derived_random_state, forget_derived_seeds, spawn_generators
+from .utils import SECURE, derived_random_state, forget_derived_seeds, spawn_generators
 
 __all__ = [
     "ReplayKeyWarningMixin",
@@ -109,7 +109,10 @@ class ReplayKeyWarningMixin:
     """
 
     def __getstate__(self):
-        if self.random_state is not None and hasattr(self, "privacy_spend_"):
+        fresh = self.random_state is None or (
+            isinstance(self.random_state, str) and self.random_state == SECURE
+        )
+        if not fresh and hasattr(self, "privacy_spend_"):
             warnings.warn(
                 f"pickling a fitted {type(self).__name__} whose random_state="
                 f"{self.random_state!r} was given by the user: random_state is a replay key "
@@ -144,7 +147,7 @@ class BaseLabelDPClassifier(
     _parameter_constraints: dict = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "classes": ["array-like", None],
-        "random_state": ["random_state", np.random.Generator],
+        "random_state": ["random_state", np.random.Generator, StrOptions({SECURE})],
         "accountant": [BudgetAccountant, None],
     }
 

@@ -98,9 +98,17 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         ``0 < prior_epsilon < epsilon``; required with ``prior="cluster"`` and
         an error with any other ``prior``. Each stage's RRWithPrior then runs
         with ``epsilon - prior_epsilon``.
-    random_state : None, int, numpy.random.Generator or RandomState, default=None
-        Controls the stage split, the k-means seed, the mechanisms and the base
-        estimators' unset seeds. ``None`` draws fresh operating-system entropy.
+    random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
+        Randomness of the mechanism and of the stage split, the k-means
+        seed and the base estimators' unset seeds. ``None`` draws 128 bits
+        of fresh
+        operating-system entropy for every fit, and nothing derived from it
+        is kept on the fitted model. ``"secure"`` does the same with an AES
+        counter-mode generator (``pip install 'sklearn-labeldp[secure]'``).
+        An int, ``RandomState`` or ``Generator`` is a replay key: the model
+        keeps it, and whoever knows it and the features can replay the noise
+        and recover the labels, so pickling such a fitted model warns
+        (:class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`).
     accountant : BudgetAccountant, default=None
         Charged with the whole spend before any label is used; a fit that does
         not fit the remaining budget raises

@@ -713,9 +713,10 @@ class DPLogisticRegression(_BasePrivateERM):
         The row-norm bound used (``data_norm``, or the largest row norm for
         ``"auto"``).
     clipped_fraction_ : float
-        Label DP only: the share of training rows of norm above ``data_norm_``,
-        which were clipped. Not set under ``privacy="full"``, where it would be
-        an unprotected statistic of the private features.
+        Label DP only: the share of training rows of norm above ``data_norm_``
+        (by more than rounding), which were clipped. Not set under
+        ``privacy="full"``, where it would be an unprotected statistic of the
+        private features.
     epsilon_ : float
     delta_ : float
     privacy_spend_ : PrivacySpend
@@ -901,9 +902,10 @@ class DPLinearSVC(_BasePrivateERM):
         The row-norm bound used (``data_norm``, or the largest row norm for
         ``"auto"``).
     clipped_fraction_ : float
-        Label DP only: the share of training rows of norm above ``data_norm_``,
-        which were clipped. Not set under ``privacy="full"``, where it would be
-        an unprotected statistic of the private features.
+        Label DP only: the share of training rows of norm above ``data_norm_``
+        (by more than rounding), which were clipped. Not set under
+        ``privacy="full"``, where it would be an unprotected statistic of the
+        private features.
     epsilon_ : float
     delta_ : float
     privacy_spend_ : PrivacySpend

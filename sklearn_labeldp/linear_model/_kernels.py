@@ -1,6 +1,6 @@
 """Kernels for the private linear models: data-independent random Fourier features.
 
-Chaudhuri, Monteleoni and Sarwate (2011, Section 6; ALGORITHMS 2.4) make a
+Chaudhuri, Monteleoni and Sarwate (2011, Section 6) make a
 private kernel machine out of a private linear one: map every example through a
 *fixed* random feature map drawn independently of the data, whose outputs lie in
 the unit ball, and train the private linear model on the mapped rows. The map
@@ -99,7 +99,7 @@ class NormalizedRandomFourierFeatures(
     References
     ----------
     .. [1] K. Chaudhuri, C. Monteleoni, A. D. Sarwate. Differentially private
-       empirical risk minimization. JMLR 12, 2011 (seed 004), Section 6.
+       empirical risk minimization. JMLR 12, 2011, Section 6.
     .. [2] A. Rahimi, B. Recht. Random features for large-scale kernel
        machines. NeurIPS 2007.
 

@@ -342,8 +342,8 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         The bound ``C`` used (``clip_norm``, or the largest row norm for
         ``"auto"``).
     clipped_fraction_ : float
-        Label DP only: the share of training rows whose norm exceeded ``C`` and
-        were clipped. Above 5% the fit warns with a
+        Label DP only: the share of training rows whose norm exceeded ``C`` (by
+        more than rounding) and were clipped. Above 5% the fit warns with a
         :class:`~sklearn_labeldp.linear_model.RowClippingWarning`. Under full DP
         this share is a statistic of the private features, not covered by the
         guarantee, so it is neither set nor warned about (check it on public

@@ -33,6 +33,11 @@ __all__ = [
 # distorted picture of the features (every clipped row loses its length).
 CLIPPED_FRACTION_WARNING = 0.05
 
+# Rows above the bound by less than this relative amount are not counted as clipped:
+# rows normalised to the bound come out of floating point a hair above it, and
+# clipping them changes nothing that matters.
+_ROUNDING = 1e-9
+
 # plan_row_bound is called by an estimator's _plan_fit, four frames below
 # BaseLabelDPClassifier.fit's caller (_plan_fit, _fit, _fit_or_discard, fit and
 # scikit-learn's _fit_context wrapper): the warnings point at the user's fit call.
@@ -76,7 +81,9 @@ def plan_row_bound(X, bound, *, privacy, name):
         The bound the fit clips to, > 0.
     attributes : dict
         Fitted attributes: ``name + "_"`` (the bound) and, under label DP,
-        ``"clipped_fraction_"`` (the share of rows of norm above the bound).
+        ``"clipped_fraction_"``: the share of rows of norm above the bound by
+        more than a relative ``1e-9`` (rows normalised to the bound and rounded
+        a hair above it do not count).
 
     Examples
     --------
@@ -103,7 +110,7 @@ def plan_row_bound(X, bound, *, privacy, name):
     bound = float(bound)
     attributes = {f"{name}_": bound}
     if privacy == "label":
-        fraction = float(np.mean(norms > bound)) if norms.size else 0.0
+        fraction = float(np.mean(norms > bound * (1.0 + _ROUNDING))) if norms.size else 0.0
         if fraction > CLIPPED_FRACTION_WARNING:
             warnings.warn(
                 f"{fraction:.1%} of the training rows have an L2 norm above {name}={bound:g} "

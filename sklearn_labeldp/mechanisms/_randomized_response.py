@@ -13,45 +13,14 @@ def _keep_probability(epsilon, k):
     return 1.0 / (1.0 + (k - 1) * np.exp(-epsilon))
 
 
-def _choose(y_in, k, coins, epsilon):
-    """Turn two uniforms per row into the choice of RRTop-k (Ghazi et al. 2021).
-
-    Parameters
-    ----------
-    y_in : bool or ndarray of shape (n_rows,), bool
-        Whether the true label lies in the row's label set.
-    k : int or ndarray of shape (n_rows,), int
-        Size of each row's label set.
-    coins : ndarray of shape (2, n_rows), float64
-        Uniforms on [0, 1).
-    epsilon : float
-
-    Returns
-    -------
-    keep : ndarray of shape (n_rows,), bool
-        Release the true label.
-    rank : ndarray of shape (n_rows,), int64
-        Otherwise release the ``rank``-th member, in label order, of the set
-        without the true label (of the whole set when the label is outside
-        it): a uniform member, since ``floor(U m) < m`` for every double
-        ``U < 1`` and integer ``m >= 1``.
-    """
-    keep = y_in & (coins[0] < _keep_probability(epsilon, k))
-    rank = (coins[1] * (k - y_in)).astype(np.int64)
-    return keep, rank
-
-
 def _draw_randomized_response(y, n_classes, epsilon, rng):
-    """Randomized response on checked inputs, in O(n) memory.
-
-    It is RRTop-k whose set is every label, so a uniform prior in
-    :func:`~sklearn_labeldp.mechanisms.rr_with_prior` draws exactly the same
-    outputs from the same generator.
-    """
-    keep, out = _choose(True, n_classes, rng.random((2, y.shape[0])), epsilon)
-    out += out >= y  # the rank-th label other than y
-    np.copyto(out, y, where=keep)
-    return out
+    """Randomized response on checked inputs, in O(n) memory whatever K."""
+    keep = rng.random(y.shape[0]) < _keep_probability(epsilon, n_classes)
+    # A uniform label among the K - 1 others: shift y by 1..K-1 modulo K.
+    other = rng.integers(1, n_classes, size=y.shape[0])
+    other += y
+    other %= n_classes
+    return np.where(keep, y, other)
 
 
 def randomized_response(y, *, epsilon, n_classes, random_state=None):
@@ -61,11 +30,11 @@ def randomized_response(y, *, epsilon, n_classes, random_state=None):
     for every ``j != y``, independently per example. The worst-case likelihood
     ratio is exactly ``e^eps``: the release is eps-label-DP.
 
-    Each example costs two uniforms and a few scalars: the output is ``y``
-    or, failing the first coin, the second coin's pick among the ``K - 1``
-    other labels. Memory is O(n_samples) whatever ``n_classes`` (no row of K
-    probabilities is formed), and the generator advances by ``2 * n_samples``
-    uniforms whatever the labels.
+    Each example costs a coin and an offset: the output is ``y`` or, failing
+    the coin, ``(y + U) mod K`` with ``U`` uniform on ``{1, ..., K - 1}``.
+    Memory is O(n_samples) whatever ``n_classes`` (no row of K probabilities
+    is formed), and how far the generator advances does not depend on the
+    labels.
 
     Parameters
     ----------

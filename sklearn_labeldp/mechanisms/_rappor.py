@@ -91,11 +91,12 @@ def _sparse_bits(y, n_classes, epsilon, rng):
     n_samples = y.shape[0]
     q_plus, q_minus = _rappor_probabilities(epsilon)
     # Room for the expected number of ones plus 6 standard deviations, so that
-    # the indices are written once instead of kept in pieces and concatenated.
+    # the indices are written once instead of kept in pieces and concatenated,
+    # in the index type scipy will keep (64-bit from 2**31 ones on).
     expected = n_samples * (q_plus + (n_classes - 1) * q_minus)
-    spread = math.sqrt(n_samples * n_classes * q_plus * q_minus)
-    index_dtype = np.int32 if n_classes <= np.iinfo(np.int32).max else np.int64
-    indices = np.empty(int(expected + 6.0 * spread) + 16, dtype=index_dtype)
+    capacity = int(expected + 6.0 * math.sqrt(n_samples * n_classes * q_plus * q_minus)) + 16
+    small = max(capacity, n_classes) <= np.iinfo(np.int32).max
+    indices = np.empty(capacity, dtype=np.int32 if small else np.int64)
     indptr = np.zeros(n_samples + 1, dtype=np.int64)
     nnz = 0
     for start, labels, label_on, ones in _draw_chunks(y, n_classes, epsilon, rng):
@@ -150,8 +151,8 @@ def rappor(y, *, epsilon, n_classes, random_state=None, sparse_output=False):
     sparse_output : bool, default=False
         Return a CSR matrix holding the ones only. The dense output takes
         ``n_samples * n_classes`` bytes; the sparse one about 5 bytes per one
-        (9 beyond 2**31 ones, when scipy needs 64-bit indices), so it is the
-        smaller when ``q+ + (n_classes - 1) q-`` is below about
+        (9 from 2**31 ones on, where scipy needs 64-bit indices), so it is
+        the smaller when ``q+ + (n_classes - 1) q-`` is below about
         ``n_classes / 5``, i.e. ``q-`` below about 0.2 (``eps`` above about 2.8).
 
     Returns

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..utils import check_generator
 from ._bit_select import nth_member
-from ._randomized_response import _choose, _draw_randomized_response, _keep_probability
+from ._randomized_response import _draw_randomized_response, _keep_probability
 from ._validation import (
     CHUNK_ELEMENTS,
     check_epsilon,
@@ -161,29 +161,32 @@ def _top_k_mask_chunk(chunk, k, threshold, tied):
     return mask
 
 
-def _sample_top_k(y, mask, k, coins, epsilon):
-    """RRTop-k outputs of a chunk given each row's top-k set ``mask``."""
-    y_in = mask[np.arange(mask.shape[0]), y]
-    keep, rank = _choose(y_in, k, coins, epsilon)
+def _sample_top_k(y, mask, k, epsilon, rng):
+    """Draw RRTop-k outputs given each row's top-k set ``mask``."""
+    n_rows = mask.shape[0]
+    y_in = mask[np.arange(n_rows), y]
+    # Two uniforms per row, whatever the labels: the generator's state after
+    # the call must not depend on y (it is visible to later code).
+    coins = rng.random((2, n_rows))
+    keep = y_in & (coins[0] < _keep_probability(epsilon, k))
     out = y.copy()
     todo = np.flatnonzero(~keep)
     if todo.size:
-        # The rank-th label, in index order, of the set with y's bit cleared.
+        # Uniform over the top-k set minus y (y in it) or the whole set (y not):
+        # the pick-th label, in index order, of the set with y's bit cleared.
+        # floor(U m) < m for every double U < 1 and integer m >= 1.
         inside = y_in[todo]
-        out[todo] = nth_member(mask[todo], rank[todo], exclude=np.where(inside, y[todo], -1))
+        pick = (coins[1, todo] * (k[todo] - inside)).astype(np.int64)
+        out[todo] = nth_member(mask[todo], pick, exclude=np.where(inside, y[todo], -1))
     return out
 
 
 def _sample(y, prior, k, threshold, tied, epsilon, rng):
     """Second pass: draw RRTop-k outputs chunk by chunk."""
-    # Two uniforms per row, all drawn up front whatever the labels: the
-    # generator's state after the call must not depend on y (it is visible to
-    # later code), and a uniform prior then draws exactly randomized_response.
-    coins = rng.random((2, y.shape[0]))
     out = np.empty_like(y)
     for rows in _row_chunks(*prior.shape):
         mask = _top_k_mask_chunk(prior[rows], k[rows], threshold[rows], tied[rows])
-        out[rows] = _sample_top_k(y[rows], mask, k[rows], coins[:, rows], epsilon)
+        out[rows] = _sample_top_k(y[rows], mask, k[rows], epsilon, rng)
     return out
 
 
@@ -318,9 +321,10 @@ def rr_with_prior(y, prior=None, *, epsilon, n_classes=None, random_state=None,
 
     Because ``k*`` (:func:`optimal_top_k`) is a function of the public prior
     only, the release is eps-label-DP. With a uniform prior ``k* = K`` and this
-    is plain :func:`randomized_response`: the same outputs from the same
-    generator. ``prior=None`` stands for the uniform prior without forming
-    it, in O(n_samples) memory whatever ``n_classes``.
+    is plain :func:`randomized_response`. ``prior=None`` stands for the
+    uniform prior without forming it: it runs :func:`randomized_response`
+    (the same outputs from the same generator), in O(n_samples) memory
+    whatever ``n_classes``.
 
     Parameters
     ----------

@@ -21,7 +21,7 @@ from ..classifiers import RRWithPriorClassifier, VectorApproxClassifier
 from ..mechanisms._randomized_response import _keep_probability
 from ..mechanisms._rappor import _rappor_probabilities
 from ..exceptions import BudgetError
-from ..utils import derived_random_state, forget_derived_seeds, spawn_generators
+from ..utils import SECURE, derived_random_state, forget_derived_seeds, spawn_generators
 from ._exponential import exponential_mechanism
 
 __all__ = ["PrivateGridSearchCV"]
@@ -293,7 +293,7 @@ class PrivateGridSearchCV(ReplayKeyWarningMixin, ClassifierMixin, MetaEstimatorM
         "stopping_probability": [Interval(Real, 0, 1, closed="right"), None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "publish_rounds": ["boolean"],
-        "random_state": ["random_state", np.random.Generator],
+        "random_state": ["random_state", np.random.Generator, StrOptions({SECURE})],
         "n_jobs": [Integral, None],
         "accountant": [BudgetAccountant, None],
     }

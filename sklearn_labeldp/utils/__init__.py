@@ -1,6 +1,7 @@
 """Small helpers shared across the package."""
 
 from ._random import (
+    SECURE,
     DerivedRandomState,
     check_generator,
     derived_random_state,
@@ -9,6 +10,7 @@ from ._random import (
 )
 
 __all__ = [
+    "SECURE",
     "DerivedRandomState",
     "check_generator",
     "derived_random_state",

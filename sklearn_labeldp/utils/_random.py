@@ -5,7 +5,10 @@ of a mechanism can subtract its noise, so:
 
 - ``random_state=None`` seeds from 128 bits of operating-system entropy (never
   from a fixed default); an int gives reproducible runs, and is therefore a
-  replay key as secret as the labels;
+  replay key as secret as the labels; ``"secure"`` is ``None`` with a
+  cryptographically secure bit generator (AES-128 in counter mode, from the
+  optional ``randomgen`` package) instead of PCG64, whose outputs, unlike
+  PCG64's, do not give away its state;
 - work split across stages, candidates or jobs gets independent child
   generators spawned from a :class:`numpy.random.SeedSequence` with at least
   128 bits of entropy, never narrowed integer seeds;
@@ -19,6 +22,7 @@ from numbers import Integral
 import numpy as np
 
 __all__ = [
+    "SECURE",
     "DerivedRandomState",
     "check_generator",
     "derived_random_state",
@@ -28,6 +32,27 @@ __all__ = [
 
 # 256 bits drawn from a caller's generator seed a new SeedSequence.
 _ENTROPY_WORDS = 8
+# The random_state that asks for fresh entropy and a cryptographically secure stream.
+SECURE = "secure"
+_RANDOM_STATE_TYPES = (
+    "random_state must be None, 'secure', an int, a numpy.random.Generator or a "
+    "numpy.random.RandomState"
+)
+
+
+def _secure_bit_generator():
+    try:
+        from randomgen import AESCounter
+    except ImportError as exc:
+        raise ImportError(
+            "random_state='secure' needs the randomgen package: "
+            "pip install 'sklearn-labeldp[secure]'."
+        ) from exc
+    return AESCounter
+
+
+def _is_secure(random_state):
+    return isinstance(random_state, str) and random_state == SECURE
 
 
 def _is_int_seed(random_state):
@@ -39,8 +64,9 @@ def check_generator(random_state=None):
 
     Parameters
     ----------
-    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
-        ``None`` seeds from operating-system entropy; an int seeds
+    random_state : None, "secure", int, numpy.random.Generator or numpy.random.RandomState
+        ``None`` seeds from operating-system entropy; ``"secure"`` too, with
+        an AES counter-mode bit generator (needs ``randomgen``); an int seeds
         deterministically; a ``Generator`` is returned unchanged (its state
         advances as it is used); a legacy ``RandomState`` (scikit-learn's
         convention) seeds a new generator from 256 bits drawn from it.
@@ -56,16 +82,12 @@ def check_generator(random_state=None):
     ...     10, size=3).tolist()
     True
     """
-    if random_state is None or _is_int_seed(random_state):
-        return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.Generator):
         return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(_draw_entropy(random_state))
-    raise TypeError(
-        "random_state must be None, an int, a numpy.random.Generator or a "
-        f"numpy.random.RandomState; got {type(random_state).__name__}."
-    )
+    if random_state is None or _is_int_seed(random_state):
+        return np.random.default_rng(random_state)
+    root, bit_generator = _root(random_state)
+    return np.random.Generator(bit_generator(root))
 
 
 def _draw_entropy(source):
@@ -75,17 +97,22 @@ def _draw_entropy(source):
     return source.randint(2**32, size=_ENTROPY_WORDS, dtype=np.uint64)
 
 
-def _seed_sequence(random_state):
+def _root(random_state):
+    """The root seed sequence of ``random_state`` and the bit generator its children use."""
     if random_state is None or _is_int_seed(random_state):
-        return np.random.SeedSequence(random_state)  # None: 128 bits of OS entropy
-    if isinstance(random_state, np.random.Generator | np.random.RandomState):
+        return np.random.SeedSequence(random_state), np.random.PCG64  # None: 128 OS bits
+    if _is_secure(random_state):
+        return np.random.SeedSequence(), _secure_bit_generator()
+    if isinstance(random_state, np.random.Generator):
         # Spawning from a Generator reuses its readable seed sequence without
-        # advancing it; fresh draws make every fit's children new.
-        return np.random.SeedSequence(_draw_entropy(random_state))
-    raise TypeError(
-        "random_state must be None, an int, a numpy.random.Generator or a "
-        f"numpy.random.RandomState; got {type(random_state).__name__}."
-    )
+        # advancing it; fresh draws make every fit's children new. The children
+        # keep its kind of bit generator (a secure one stays secure).
+        return np.random.SeedSequence(_draw_entropy(random_state)), type(
+            random_state.bit_generator
+        )
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.SeedSequence(_draw_entropy(random_state)), np.random.PCG64
+    raise TypeError(f"{_RANDOM_STATE_TYPES}; got {random_state!r}.")
 
 
 def spawn_generators(random_state, n):
@@ -93,11 +120,12 @@ def spawn_generators(random_state, n):
 
     Parameters
     ----------
-    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
-        ``None``: a root of 128 bits of operating-system entropy. An int:
-        a reproducible root. A ``Generator`` or ``RandomState``: a root of
-        256 bits drawn from it (so it advances, and two calls give different
-        children).
+    random_state : None, "secure", int, numpy.random.Generator or numpy.random.RandomState
+        ``None``: a root of 128 bits of operating-system entropy. ``"secure"``:
+        the same root, and AES counter-mode bit generators. An int: a
+        reproducible root. A ``Generator`` or ``RandomState``: a root of 256
+        bits drawn from it (so it advances, and two calls give different
+        children); a ``Generator``'s children use its kind of bit generator.
     n : int
 
     Returns
@@ -113,7 +141,8 @@ def spawn_generators(random_state, n):
     >>> bool(a.integers(2**62) != b.integers(2**62))
     True
     """
-    return [np.random.default_rng(child) for child in _seed_sequence(random_state).spawn(n)]
+    root, bit_generator = _root(random_state)
+    return [np.random.Generator(bit_generator(child)) for child in root.spawn(n)]
 
 
 class DerivedRandomState(np.random.RandomState):

@@ -104,6 +104,14 @@ def test_bad_bound_is_refused_before_any_spend(make, name, bad):
     assert not hasattr(clf, "coef_") and not hasattr(clf, f"{name}_")
 
 
+def test_rows_rounded_a_hair_above_the_bound_do_not_count_as_clipped():
+    X = np.array([[0.6, 0.8]] * 9 + [[3.0, 4.0]])
+    X[:9] *= 1 + 1e-15
+    with pytest.warns(RowClippingWarning, match="10.0%"):
+        _, attributes = plan_row_bound(X, 1.0, privacy="label", name="data_norm")
+    assert attributes["clipped_fraction_"] == 0.1
+
+
 def test_plan_row_bound_of_zero_rows_is_one():
     X = np.zeros((3, 2))
     assert plan_row_bound(X, "auto", privacy="label", name="data_norm") == (

@@ -97,3 +97,22 @@ def test_forget_derived_seeds_restores_none_on_nested_and_fitted_parts():
     assert holder.estimators_[1]["a"].get_params()["sgdclassifier__random_state"] is None
     assert user_seeded.random_state == 3  # the user's own seed stays
     np.testing.assert_array_equal(pipe.predict(X), predictions)
+
+
+def test_secure_streams_use_aes_counter_mode_and_stay_secure_when_spawned():
+    randomgen = pytest.importorskip("randomgen")
+    generator = check_generator("secure")
+    assert isinstance(generator.bit_generator, randomgen.AESCounter)
+    children = spawn_generators("secure", 2)
+    assert all(isinstance(c.bit_generator, randomgen.AESCounter) for c in children)
+    grandchildren = spawn_generators(children[0], 2)
+    assert all(isinstance(c.bit_generator, randomgen.AESCounter) for c in grandchildren)
+    assert children[0].random() != children[1].random()
+
+
+def test_secure_without_randomgen_is_a_clear_error(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "randomgen", None)
+    with pytest.raises(ImportError, match=r"sklearn-labeldp\[secure\]"):
+        check_generator("secure")
