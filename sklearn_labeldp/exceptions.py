@@ -1,6 +1,6 @@
 """Warnings and errors specific to label differential privacy."""
 
-__all__ = ["BudgetError", "ConvergenceError", "PrivacyLeakWarning"]
+__all__ = ["BudgetError", "ConvergenceError", "PrivacyLeakWarning", "RowClippingWarning"]
 
 
 class BudgetError(ValueError):
@@ -23,4 +23,14 @@ class ConvergenceError(ValueError):
 
     Objective and output perturbation are private only for the exact
     minimiser; an inexact one voids the guarantee, so the fit is refused.
+    """
+
+
+class RowClippingWarning(UserWarning):
+    """Many training rows were clipped to the row-norm bound (label DP only).
+
+    Issued by a label-DP fit when more than 5% of the rows of ``X`` have an
+    L2 norm above ``data_norm`` (``clip_norm``). Clipping keeps the privacy
+    guarantee but shortens those rows, which usually costs accuracy; the
+    default ``"auto"`` bound, the largest row norm, clips nothing.
     """

@@ -17,11 +17,10 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ..exceptions import PrivacyLeakWarning
+from ..exceptions import PrivacyLeakWarning, RowClippingWarning
 
 __all__ = [
     "CLIPPED_FRACTION_WARNING",
-    "RowClippingWarning",
     "clip_rows",
     "clipped_design",
     "plan_row_bound",
@@ -38,20 +37,10 @@ CLIPPED_FRACTION_WARNING = 0.05
 # clipping them changes nothing that matters.
 _ROUNDING = 1e-9
 
-# plan_row_bound is called by an estimator's _plan_fit, four frames below
-# BaseLabelDPClassifier.fit's caller (_plan_fit, _fit, _fit_or_discard, fit and
-# scikit-learn's _fit_context wrapper): the warnings point at the user's fit call.
+# plan_row_bound is called by an estimator's _plan_fit; between it and the user's
+# call of fit lie _plan_fit, _fit, _fit_or_discard, fit and scikit-learn's
+# _fit_context wrapper, so the warnings point at the user's line.
 _STACKLEVEL = 7
-
-
-class RowClippingWarning(UserWarning):
-    """Many training rows were clipped to the row-norm bound (label DP only).
-
-    Issued by a label-DP fit when more than 5% of the rows of ``X`` have an
-    L2 norm above ``data_norm`` (``clip_norm``). Clipping keeps the privacy
-    guarantee but shortens those rows, which usually costs accuracy; the
-    default ``"auto"`` bound, the largest row norm, clips nothing.
-    """
 
 
 def plan_row_bound(X, bound, *, privacy, name):
@@ -103,18 +92,18 @@ def plan_row_bound(X, bound, *, privacy, name):
                 PrivacyLeakWarning,
                 stacklevel=_STACKLEVEL,
             )
-        largest = float(norms.max(initial=0.0))
+        largest = float(norms.max())
         bound = largest if largest > 0 else 1.0
     elif not (math.isfinite(bound) and bound > 0):
         raise ValueError(f"{name} must be 'auto' or a finite number > 0; got {bound!r}.")
     bound = float(bound)
     attributes = {f"{name}_": bound}
     if privacy == "label":
-        fraction = float(np.mean(norms > bound * (1.0 + _ROUNDING))) if norms.size else 0.0
+        fraction = float(np.mean(norms > bound * (1.0 + _ROUNDING)))
         if fraction > CLIPPED_FRACTION_WARNING:
             warnings.warn(
                 f"{fraction:.1%} of the training rows have an L2 norm above {name}={bound:g} "
-                f"and were clipped to it, which distorts the features. Under label DP the "
+                "and were clipped to it, which distorts the features. Under label DP the "
                 f"features are public: {name}='auto' (the largest row norm) clips nothing.",
                 RowClippingWarning,
                 stacklevel=_STACKLEVEL,

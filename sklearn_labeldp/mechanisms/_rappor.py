@@ -11,7 +11,8 @@ from ._validation import CHUNK_ELEMENTS, check_epsilon, check_label_codes, check
 __all__ = ["debias_rappor", "rappor", "rappor_distribution"]
 
 # Trials per chunk of rows are capped so that a running sum of clipped gaps
-# (each at most this + 1, about CHUNK_ELEMENTS of them) stays below 2**63.
+# (each at most this + 1; about CHUNK_ELEMENTS of them, or K q- when one row
+# alone expects more ones) stays below 2**63 for any K below 2**31.
 _MAX_CHUNK_TRIALS = 1 << 40
 
 

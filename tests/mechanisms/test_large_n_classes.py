@@ -43,7 +43,7 @@ def test_randomized_response_with_1e5_classes_needs_o_n_memory(sampler):
     epsilon = 12.0  # keeps about 62% of the labels
     out, peak = traced_peak(lambda: sampler(y, epsilon, 0))
     assert peak < 50 * MB  # a dense (n, K) float64 array: 80 GB
-    assert peak < 100 * N  # in fact about 33 bytes per example
+    assert peak < 100 * N  # in fact about 17 bytes per example
     keep = 1 / (1 + (K - 1) * math.exp(-epsilon))
     kept = out == y
     assert abs(kept.sum() - N * keep) < 5 * math.sqrt(N * keep * (1 - keep))

@@ -286,7 +286,11 @@ def test_no_prior_draws_exactly_randomized_response(n_classes):
         ({"n_classes": 1}, ValueError, "n_classes must be >= 2"),
         ({"n_classes": 3.0}, TypeError, "n_classes must be an int"),
         ({"n_classes": 2}, ValueError, r"must lie in \[0, 1\]"),
-        ({"n_classes": 4, "prior": [[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]]}, ValueError, "n_classes=4 but prior has 3"),
+        (
+            {"n_classes": 4, "prior": [[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]]},
+            ValueError,
+            "n_classes=4 but prior has 3",
+        ),
         ({"n_classes": 3, "epsilon": 0.0}, ValueError, "finite number > 0"),
     ],
 )
