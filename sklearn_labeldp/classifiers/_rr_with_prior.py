@@ -18,7 +18,7 @@ from .._base import (
 from ..accounting import PrivacyBudget, PrivacySpend
 from ..mechanisms import histogram_prior, noisy_label_histogram, rr_with_prior, top_k_mask
 from ..mechanisms._validation import check_prior
-from ..priors import apply_temperature, cluster_assignment, model_prior, uniform_prior
+from ..priors import apply_temperature, cluster_assignment, model_prior
 from ..utils import derived_random_state
 
 __all__ = ["RRWithPriorClassifier"]
@@ -368,13 +368,14 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         return spend, plan
 
     def _prior(self, model, plan, X, indices, n_classes):
-        """The public prior of ``indices``: the previous model's, or the initial one."""
+        """The public prior of ``indices``: the previous model's, the initial one, or
+        ``None`` for the uniform prior (plain randomized response, in O(n) memory)."""
         if model is not None:
             proba = model_prior(model, _safe_indexing(X, indices), np.arange(n_classes))
             return apply_temperature(proba, self.temperature)
         if plan["initial_prior"] is not None:
             return plan["initial_prior"][indices]
-        return uniform_prior(indices.size, n_classes)
+        return None
 
     def _next_estimator(self, previous, labels_seen, rng):
         if self.warm_start and previous is not None:
@@ -431,6 +432,7 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
                 rr_with_prior,
                 indices,
                 prior=self._prior(model, plan, X, indices, n_classes),
+                n_classes=n_classes,
                 epsilon=plan["stage_epsilon"],
                 random_state=mechanism_rng,
                 return_k=True,
