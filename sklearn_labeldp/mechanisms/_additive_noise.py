@@ -20,9 +20,29 @@ __all__ = [
 ]
 
 
+# Released noisy vectors lie on the lattice LATTICE * Z (a power of two, so
+# every step below is exact in float64 for |o| < 2**33).
+LATTICE = 2.0**-20
+
+
 def _one_hot_plus(noise, y):
-    noise[np.arange(y.shape[0]), y] += 1.0
-    return noise
+    """``e_y + noise``, rounded to the lattice: float-safe post-processing.
+
+    Floating-point noise leaks through its low-order bits (Mironov 2012): the
+    doubles reachable as ``1 + X`` are not those reachable as ``0 + X`` (for
+    example, ``1 + X`` in (0.25, 0.5) is always a multiple of 2**-53, while
+    ``0 + X`` there usually is not), so the exact value of a released
+    coordinate can tell a label apart whatever epsilon says. Rounding to a
+    lattice much coarser than the doubles' spacing and much finer than the
+    noise removes the pattern: ``e_y`` lies on the lattice, so the release is
+    ``e_y + round(noise)`` exactly, the same set of values for every label. In
+    exact arithmetic rounding is post-processing of ``e_y + noise``, so the
+    guarantee is unchanged.
+    """
+    snapped = np.rint(noise / LATTICE, out=noise)
+    snapped *= LATTICE
+    snapped[np.arange(y.shape[0]), y] += 1.0
+    return snapped
 
 
 def laplace_one_hot(y, *, epsilon, n_classes, random_state=None):
@@ -46,7 +66,9 @@ def laplace_one_hot(y, *, epsilon, n_classes, random_state=None):
     Returns
     -------
     ndarray of shape (n_samples, n_classes), float64
-        The noisy one-hot vectors ``o``.
+        The noisy one-hot vectors ``o``, rounded to multiples of ``2**-20``
+        (post-processing that removes the floating-point pattern of the noise;
+        Mironov 2012).
 
     See Also
     --------
@@ -59,6 +81,8 @@ def laplace_one_hot(y, *, epsilon, n_classes, random_state=None):
        ALIBI. NeurIPS 2021 (seed 002).
     .. [2] C. Dwork, F. McSherry, K. Nissim, A. Smith. Calibrating noise to
        sensitivity in private data analysis. TCC 2006.
+    .. [3] I. Mironov. On significance of the least significant bits for
+       differential privacy. CCS 2012.
 
     Examples
     --------
@@ -95,7 +119,9 @@ def gaussian_one_hot(y, *, sigma, n_classes, random_state=None):
     Returns
     -------
     ndarray of shape (n_samples, n_classes), float64
-        The noisy one-hot vectors ``o``.
+        The noisy one-hot vectors ``o``, rounded to multiples of ``2**-20``
+        (post-processing that removes the floating-point pattern of the noise;
+        Mironov 2012).
 
     See Also
     --------
@@ -107,6 +133,8 @@ def gaussian_one_hot(y, *, sigma, n_classes, random_state=None):
        ALIBI. NeurIPS 2021 (seed 002).
     .. [2] M. Bun, T. Steinke. Concentrated differential privacy:
        simplifications, extensions, and lower bounds. TCC 2016.
+    .. [3] I. Mironov. On significance of the least significant bits for
+       differential privacy. CCS 2012.
 
     Examples
     --------

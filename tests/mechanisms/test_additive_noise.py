@@ -97,14 +97,16 @@ def test_gaussian_noise_law(sigma, n_classes):
     assert kstest(noise.ravel(), "norm", args=(0.0, 1.1 * sigma)).pvalue < 1e-3
 
 
-def test_one_hot_part_is_exact():
+def test_one_hot_part_is_exact_and_the_noise_is_rounded_to_the_lattice():
     y = np.array([2, 0, 1, 1])
+    lattice = 2.0**-20
     o = laplace_one_hot(y, epsilon=1.0, n_classes=3, random_state=5)
     noise = np.random.default_rng(5).laplace(0.0, 2.0, size=(4, 3))
-    assert_array_equal(o, noise + np.eye(3)[y])
+    assert_array_equal(o, np.round(noise / lattice) * lattice + np.eye(3)[y])
+    assert np.abs(o - noise - np.eye(3)[y]).max() <= lattice / 2
     o = gaussian_one_hot(y, sigma=0.7, n_classes=3, random_state=5)
     noise = np.random.default_rng(5).normal(0.0, 0.7, size=(4, 3))
-    assert_array_equal(o, noise + np.eye(3)[y])
+    assert_array_equal(o, np.round(noise / lattice) * lattice + np.eye(3)[y])
     assert laplace_one_hot([], epsilon=1.0, n_classes=3).shape == (0, 3)
 
 
@@ -343,3 +345,30 @@ def test_bad_input_does_not_advance_the_generator():
 def test_projection_bad_input(v):
     with pytest.raises(ValueError, match="v must"):
         project_to_simplex(v)
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "noise_kw"),
+    [(laplace_one_hot, {"epsilon": 1.0}), (gaussian_one_hot, {"sigma": 1.0})],
+    ids=["laplace", "gaussian"],
+)
+def test_released_values_carry_no_floating_point_pattern_of_the_label(mechanism, noise_kw):
+    # Mironov (2012): with raw float noise, 1 + X in (0.25, 0.5) is always a
+    # multiple of 2**-53 while 0 + X there is so only half the time, so the
+    # exact value of a coordinate reveals the label. The control shows the
+    # distinguisher works on raw noise; the release must defeat it.
+    n = 50_000
+    X = np.random.default_rng(0).laplace(0.0, 2.0, size=n)
+
+    def pattern(values):
+        window = values[(values > 0.25) & (values < 0.5)]
+        return np.mean(np.mod(window * 2.0**53, 1.0) == 0)
+
+    assert pattern(1.0 + X) == 1.0 and pattern(0.0 + X) < 0.6
+    released = {
+        y: mechanism(np.full(n, y), n_classes=2, random_state=1, **noise_kw)[:, 0]
+        for y in (0, 1)
+    }
+    for values in released.values():
+        assert np.all(np.mod(values * 2.0**20, 1.0) == 0)  # the lattice, for either label
+        assert pattern(values) == 1.0
