@@ -199,11 +199,12 @@ class PrivateGridSearchCV(ReplayKeyWarningMixin, ClassifierMixin, MetaEstimatorM
     publish_rounds : bool, default=False
         ``"random_stopping"`` only: release every round (``rounds_``) and
         charge ``T * eps0`` instead of ``epsilon``. For debugging.
-    random_state : None, int, numpy.random.Generator or RandomState, default=None
+    random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
         Controls the splits, the selections and every candidate's randomness
         (each candidate fit gets its own generator, spawned with 128 bits or
         more; none is stored on what the search returns). ``None`` draws
-        fresh operating-system entropy. An int, ``RandomState`` or
+        fresh operating-system entropy (``"secure"``: into AES counter-mode
+        generators). An int, ``RandomState`` or
         ``Generator`` is a replay key: whoever knows it and the features can
         replay the mechanisms' noise and recover the labels, so keep it as
         secret as the labels.
