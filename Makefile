@@ -12,8 +12,12 @@ $(VENV)/.installed-%: pyproject.toml setup.py
 	$(PY) -m pip install --quiet -e ".[$*]"
 	touch $@
 
+# Prints the accuracy table, then saves the figure to lp_mst_synthetic.png in
+# this directory and prints its absolute path (DEMO_OUTPUT=path changes it).
+DEMO_OUTPUT ?= lp_mst_synthetic.png
+
 demo: $(VENV)/.installed-plot
-	$(PY) examples/plot_lp_mst_synthetic.py
+	$(PY) examples/plot_lp_mst_synthetic.py --output $(DEMO_OUTPUT)
 
 test: $(VENV)/.installed-test
 	$(PY) -m pytest -n 2 -q

@@ -11,9 +11,9 @@ Clopper-Pearson lower bound, ``eps_lower`` and the tightness ratio
 
 Baselines in the same run: the exact optimal accuracy of this attack against
 randomized response (``1/2 + (e^eps - 1) / (2 (e^eps + K - 1))``) and a
-non-private 1-NN. Seed 002 reports ALIBI within about 2.5x of its bound
-(ratio ~0.4). The issue's goals, checked at the end (exit status 1 if one
-fails): ``eps_lower <= eps`` for every private row, and a ratio of at least
+non-private 1-NN. Malek et al. (2021, Section 5) report ALIBI within about
+2.5x of its bound (ratio ~0.4). The goals, checked at the end (exit status 1
+if one fails): ``eps_lower <= eps`` for every private row, and a ratio of at least
 0.3 for RR and ALIBI (Laplace) at eps >= 2.
 
 Run ``python benchmarks/audit.py`` (about 15 s) or ``--quick`` (n = 3000).

@@ -12,20 +12,20 @@ them, both generated once with a fixed seed) it times, as the median of
   (``np.argsort`` per row, ...), timed on a subsample and extrapolated
   linearly to n.
 
-The issue's goal: within 5x of the floor (judged against the n*K floor, the
+The goal: within 5x of the floor (judged against the n*K floor, the
 cost of producing the input; the n-uniform floor is printed for reference) and
 at least 50x faster than the loop.
 
 It also times the ALIBI posterior (``alibi_posterior``, n examples, K = 100,
 Laplace noise drawn once) against its floor, one ``np.exp`` over the n*K noisy
-values; the issue's goal is seconds, not minutes, at n = 1e6.
+values; the goal is seconds, not minutes, at n = 1e6.
 
 Randomized response and RAPPOR (n examples, K = 10, uniform labels) are timed
 against what they replace, run in the same process: ``rr_with_prior`` without
 a prior against the same call given a dense uniform prior, RAPPOR against
-thresholding one dense (n, K) float64 array of uniforms. The goal (the "huge
-number of classes" issue) is no slowdown in this common case while memory
-stays bounded for huge K; the traced peak memory at K = 100,000 is printed
+thresholding one dense (n, K) float64 array of uniforms. The goal is no
+slowdown in this common case while memory stays bounded for a huge number of
+classes K; the traced peak memory at K = 100,000 is printed
 last.
 
 Run ``python benchmarks/bench_mechanisms.py`` (n = 1e6) or add ``--quick``
@@ -164,7 +164,7 @@ def print_table(results, n_samples, epsilon, repeats):
             f"loop and library agree on k*: {'yes' if r['k_agree'] else 'NO'}"
         )
         print()
-    print("Goals (issue): within 5x of the floor, >= 50x faster than a per-example loop.")
+    print("Goals: within 5x of the floor, >= 50x faster than a per-example loop.")
     print("The floor used for the goal is n*K uniforms (the cost of producing the input);")
     print("no implementation can come within 5x of n uniforms, since it must read n*K values.")
     for line in verdicts:

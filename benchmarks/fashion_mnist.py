@@ -20,25 +20,25 @@ nothing), each at each ``epsilon``:
 - ``vector approx.``: ``VectorApproxClassifier(net)``: RAPPOR bit vectors,
   one sigmoid output per class trained with binary cross-entropy;
 - ``LP-1ST+mixup`` and ``LP-2ST+mixup``: the same with mixup
-  (``mixup_alpha=MIXUP_ALPHA``), the recipe of seed 000;
+  (``mixup_alpha=MIXUP_ALPHA``), the recipe of Ghazi et al. (2021);
 - ``non-private``: the net on the true labels, a ceiling for reference.
 
 ``net`` is ``LabelDPNetClassifier(FashionCNN)`` (``--resnet`` swaps in
-``PreActResNet18`` for the mixup methods, closer to seed 000's large
-Inception-style net), trained for ``--epochs`` epochs at batch size
+``PreActResNet18`` for the mixup methods, closer to the large Inception-style
+net of Ghazi et al., 2021), trained for ``--epochs`` epochs at batch size
 ``BATCH_SIZE`` with Adam (lr 1e-3; ``--optimizer sgd`` for SGD with momentum
-0.9, lr 0.05; ``--lr`` overrides). ``--recipe paper`` instead trains as seed
-000's appendix says for (Fashion-)MNIST: SGD with momentum 0.9, batch size
+0.9, lr 0.05; ``--lr`` overrides). ``--recipe paper`` instead trains as the
+appendix of Ghazi et al. (2021) says for (Fashion-)MNIST: SGD with momentum 0.9, batch size
 265, 40 epochs (per stage), the rate ramped linearly from 0 to 0.02 over the
 first 15% of the steps and then down to 0 (:class:`WarmupLinearDecay`);
 ``--epochs`` still overrides the epochs; the overhead timing then includes the
 schedule's per-batch update, which the plain loop (constant rate) does not
 do. The mixup methods run at eps 1 and 2 only.
-Each result is printed next to the published one (ALGORITHMS.md, section 5):
+Each result is printed next to the published one:
 
-- seed 001, Table 1 (small CNN), eps = 0.5 / 1 / 1.5 / 2: RR, LP-2ST, ALIBI
-  and vector approximation;
-- seed 000, Table 4 (Inception-style net with mixup; the columns are read as
+- Zhao et al. (2024), Table 1 (small CNN), eps = 0.5 / 1 / 1.5 / 2: RR,
+  LP-2ST, ALIBI and vector approximation;
+- Ghazi et al. (2021), Table 4 (Inception-style net with mixup; the columns are read as
   eps = 1 / 2 / 3 / 4): LP-1ST and LP-2ST. Its net is much larger than ours
   and trained far longer, so expect our numbers below these.
 
@@ -117,10 +117,10 @@ BATCH_SIZE = 128
 OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
 DEFAULT_LR = {"adam": 1e-3, "sgd": 0.05}
 FULL_EPOCHS = 30
-# Seed 000, appendix: (Fashion-)MNIST training.
+# Ghazi et al. (2021), appendix: (Fashion-)MNIST training.
 PAPER_RECIPE = {"optimizer": "sgd", "lr": 0.02, "batch_size": 265, "epochs": 40,
                 "warmup_fraction": 0.15}
-STAGE_FRACTIONS = (0.4, 0.6)  # a choice: seed 000 tunes the split per data set
+STAGE_FRACTIONS = (0.4, 0.6)  # a choice: Ghazi et al. tune it per data set
 MIXUP_ALPHA = 1.0  # a larger alpha makes mixup more robust to label noise (a choice)
 QUICK = {"n_train": 8_000, "n_test": 2_000, "epochs": 4, "eps": (1.0, 2.0), "repeats": 5,
          "overhead_n": 4_000, "overhead_epochs": 1}
@@ -133,7 +133,7 @@ TABLE1 = ("RR", "LP-2ST", "ALIBI", "vector approx.")
 MIXUP = ("LP-1ST+mixup", "LP-2ST+mixup")
 METHODS = (NONPRIVATE,) + TABLE1 + MIXUP
 
-# Test accuracy (%) the seed papers report (ALGORITHMS.md, section 5).
+# Test accuracy (%) reported by Zhao et al. (2024) and Ghazi et al. (2021).
 PUBLISHED = {
     "RR": {0.5: 59.6, 1.0: 74.6, 1.5: 79.7, 2.0: 84.7},
     "LP-2ST": {0.5: 60.1, 1.0: 75.6, 1.5: 82.4, 2.0: 85.0},
@@ -142,8 +142,8 @@ PUBLISHED = {
     "LP-1ST+mixup": {1.0: 80.78, 2.0: 90.18, 3.0: 92.52, 4.0: 93.50},
     "LP-2ST+mixup": {1.0: 83.26, 2.0: 91.24, 3.0: 93.18, 4.0: 94.10},
 }
-SOURCE = {m: "seed 001, Table 1 (small CNN)" for m in TABLE1}
-SOURCE.update({m: "seed 000, Table 4 (Inception-style, mixup)" for m in MIXUP})
+SOURCE = {m: "Zhao et al. 2024, Table 1 (small CNN)" for m in TABLE1}
+SOURCE.update({m: "Ghazi et al. 2021, Table 4 (Inception-style, mixup)" for m in MIXUP})
 
 
 # ---------------------------------------------------------------------------
@@ -409,7 +409,8 @@ def plot(results, out, title):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    groups = [("seed 001, Table 1: small CNN", TABLE1), ("seed 000, Table 4: with mixup", MIXUP)]
+    groups = [("Zhao et al. 2024, Table 1: small CNN", TABLE1),
+              ("Ghazi et al. 2021, Table 4: with mixup", MIXUP)]
     groups = [(t, [m for m in ms if m in results]) for t, ms in groups]
     groups = [(t, ms) for t, ms in groups if ms]
     if not groups:
@@ -462,8 +463,9 @@ def parse_args():
                         help=f"comma-separated subset of {', '.join(METHODS)}")
     parser.add_argument("--eps", default=None, help="comma-separated epsilons")
     parser.add_argument("--recipe", choices=("adam", "paper"), default="adam",
-                        help="training recipe: Adam at lr 1e-3, or seed 000's (SGD, momentum "
-                        "0.9, batch 265, 40 epochs, warm-up then linear decay to 0)")
+                        help="training recipe: Adam at lr 1e-3, or that of Ghazi et al. 2021 "
+                        "(SGD, momentum 0.9, batch 265, 40 epochs, warm-up then linear "
+                        "decay to 0)")
     parser.add_argument("--optimizer", choices=sorted(OPTIMIZERS), default="adam")
     parser.add_argument("--lr", type=float, default=None,
                         help=f"learning rate (default {DEFAULT_LR})")

@@ -1,4 +1,4 @@
-"""Seed 001's synthetic experiment: accuracy against the number of classes K.
+"""Synthetic experiment of Zhao et al. (2024): accuracy against the number of classes K.
 
 K isotropic Gaussian classes with means equally spaced on the unit circle
 (``make_circle_gaussians``), one shared std ``sigma``. Every method uses the
@@ -14,7 +14,7 @@ same k-nearest-neighbours base learner, ``n_neighbors = round(sqrt(n_train))``
 - vector approximation: ``VectorApproxClassifier(KNeighborsRegressor)``.
 
 ``classes=range(K)`` is always passed, so no label information leaks through
-the set of observed classes. Two regimes for ``sigma`` (seed 001, Fig. 2):
+the set of observed classes. Two regimes for ``sigma`` (Zhao et al., 2024, Fig. 2):
 
 - fixed: ``sigma = 0.1`` for every K. Adjacent means are ``2 sin(pi / K)``
   apart, i.e. 20, 6.2, 3.1, 1.3 and 0.6 stds at K = 2, 10, 20, 50, 100: the
@@ -33,7 +33,7 @@ fresh privacy seed per (method, epsilon); the seeds are fixed (derived from
 independent. The table reports mean test accuracy and its standard error over
 trials; the figure plots the same with error bars.
 
-It also prints the two checks the issue expects from the paper (whatever the
+It also prints two checks of the paper's claims (whatever the
 outcome): vector approximation >= RR at K >= 10 for eps = 1 with fixed sigma,
 and in the shrinking-sigma regime vector approximation drops by only a few
 points (here: at most ``FEW_POINTS`` percentage points) from K = 10 to K = 100.
@@ -142,7 +142,7 @@ def print_table(acc, n_classes_list, epsilons):
 
 def print_checks(mean, sem, n_classes_list, epsilons):
     """The two expectations from the paper, reported whatever they show."""
-    print("\nChecks expected from the paper (seed 001, Fig. 2):")
+    print("\nChecks expected from the paper (Zhao et al., 2024, Fig. 2):")
     va, rr = METHODS.index("vector approx."), METHODS.index("RR")
     if 1.0 not in epsilons:
         print("  (eps = 1 not run; checks skipped)")
@@ -257,7 +257,8 @@ def main():
     n_neighbors = round(math.sqrt(n_train))
 
     print(
-        f"seed 001 synthetic kNN experiment: K in {n_classes_list}, eps in {list(EPSILONS)}, "
+        f"Zhao et al. (2024) synthetic kNN experiment: K in {n_classes_list}, "
+        f"eps in {list(EPSILONS)}, "
         f"{n_trials} trials, n_train = {n_train}, n_test = {n_test}, "
         f"n_neighbors = {n_neighbors} (sqrt(n_train)) for every method"
     )

@@ -3,10 +3,11 @@
 A small CNN with label DP on the digits data
 =============================================
 
-The four label-DP learners of the seed papers around one network,
+The four label-DP learners of Ghazi et al. (2021), Malek et al. (2021) and
+Zhao et al. (2024) around one network,
 :class:`~sklearn_labeldp.nn.LabelDPNetClassifier` with the small CNN of
-seed 001 (:class:`~sklearn_labeldp.nn.FashionCNN`, here on scikit-learn's 8x8
-digits so that it runs on a CPU in seconds):
+Zhao et al. (2024, Section 5.2) (:class:`~sklearn_labeldp.nn.FashionCNN`,
+here on scikit-learn's 8x8 digits so that it runs on a CPU in seconds):
 
 * RR (LP-1ST): randomized response, the net trained on hard noisy labels;
 * LP-2ST: a second stage whose RRWithPrior uses the first network as prior,

@@ -3,10 +3,10 @@
 Accuracy against the number of classes, kNN learners
 =====================================================
 
-Seed 001's synthetic experiment, reduced: K Gaussian classes with means
-equally spaced on the unit circle and a fixed std ``sigma = 0.1`` (so the
-classes overlap more as K grows). Every method uses the same k-nearest-
-neighbours base learner and is 1-label-DP:
+The synthetic experiment of Zhao et al. (2024, Section 5.1), reduced: K
+Gaussian classes with means equally spaced on the unit circle and a fixed std
+``sigma = 0.1`` (so the classes overlap more as K grows). Every method uses
+the same k-nearest-neighbours base learner and is 1-label-DP:
 
 * non-private kNN (no privacy at all),
 * randomized response (RR, LP-1ST), then a kNN classifier,

@@ -307,8 +307,16 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
         """The base estimator used when ``estimator=None``."""
 
     @abstractmethod
-    def _fit_trial_targets(self, estimator, X, n_classes, fit_params):
-        """Fit ``estimator`` on label-free targets of the kind the mechanism produces."""
+    def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
+        """Fit ``estimator`` on label-free targets of the kind the mechanism produces.
+
+        ``full_size`` says whether ``X`` is as large as the smallest training
+        set of the real fit, so size-dependent steps can be tried too.
+        """
+
+    def _trial_rows(self, plan):
+        """Rows of the smallest training set the real fit gives the base estimator."""
+        return None
 
     def _get_estimator(self):
         return self._default_estimator() if self.estimator is None else self.estimator
@@ -321,7 +329,8 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
         class is needed, ...) would otherwise surface only after the budget
         was charged. The trial reads no label, so it costs nothing.
         """
-        n_rows = min(_num_samples(X), _TRIAL_ROWS)
+        smallest = self._trial_rows(plan) or _num_samples(X)
+        n_rows = min(smallest, _TRIAL_ROWS)
         rows = np.arange(n_rows)
         estimator = seed_estimator(clone(self._get_estimator()), np.random.default_rng(0))
         if "verbose" in estimator.get_params():
@@ -334,6 +343,7 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
                     _safe_indexing(X, rows),
                     n_classes,
                     subset_fit_params(fit_params, rows, _num_samples(X)),
+                    full_size=n_rows == smallest,
                 )
         except Exception as exc:
             raise ValueError(

@@ -27,8 +27,10 @@ having the methods of this protocol, which the adapters then call directly:
 Everything here is post-processing of DP outputs: no true label is read.
 """
 
+from dataclasses import dataclass
+
 import numpy as np
-from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import has_fit_parameter
 
@@ -44,6 +46,8 @@ def _learns_natively(estimator, kind):
     return kind in _NATIVE_FIT and hasattr(estimator, _NATIVE_FIT[kind])
 
 __all__ = [
+    "BitColumnClassifiers",
+    "ReusableTargets",
     "check_target_capability",
     "fit_bit_targets",
     "fit_soft_targets",
@@ -115,40 +119,142 @@ def predict_soft_targets(model, X, n_classes):
     return model_prior(model, X, np.arange(n_classes))
 
 
+class BitColumnClassifiers(BaseEstimator):
+    """One classifier per bit column: how a classifier learns bit vectors.
+
+    Fitted by :func:`fit_bit_targets` for a classifier base, like scikit-learn's
+    ``MultiOutputClassifier`` except that a column whose bits are all equal
+    is kept as that constant (a classifier cannot be fitted on one class).
+
+    Parameters
+    ----------
+    estimator : classifier
+        Cloned once per column; it needs ``predict_proba``.
+
+    Attributes
+    ----------
+    estimators_ : list of (classifier or float)
+        The fitted classifier of each column, or the column's constant bit.
+    """
+
+    def __init__(self, estimator=None):
+        self.estimator = estimator
+
+    def fit(self, X, bits, **fit_params):
+        """Fit one clone of ``estimator`` per column of ``bits``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        bits : ndarray of shape (n_samples, n_columns)
+        **fit_params : dict
+            Passed to every clone's ``fit``.
+
+        Returns
+        -------
+        self : object
+        """
+        self.estimators_ = [
+            float(column[0])
+            if np.all(column == column[0])
+            else clone(self.estimator).fit(X, column, **fit_params)
+            for column in np.asarray(bits).T
+        ]
+        return self
+
+    def predict_proba_columns(self, X):
+        """``P(bit_j = 1 | x)`` for every column, shape (n_samples, n_columns).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_columns)
+        """
+        n_samples = X.shape[0]
+        return np.column_stack(
+            [
+                np.full(n_samples, model)
+                if isinstance(model, float)
+                else model_prior(model, X, np.array([0, 1]))[:, 1]
+                for model in self.estimators_
+            ]
+        )
+
+
 def fit_bit_targets(estimator, X, bits, fit_params):
     """Fit ``estimator`` on bit vectors of shape (n_samples, n_classes).
 
     Returns
     -------
-    estimator or list
-        The fitted regressor, or for a classifier base one fitted clone per
-        column (a column with a single value is kept as that float).
+    estimator
+        The fitted estimator itself (a regressor, or one that learns bits
+        natively), or for a classifier base a fitted
+        :class:`BitColumnClassifiers` around it.
     """
     if _learns_natively(estimator, "bits"):
         return estimator.fit_bits(X, bits, **fit_params)
     if is_regressor(estimator):
         return estimator.fit(X, bits.astype(np.float64), **fit_params)
-    models = []
-    for column in bits.T:
-        if np.all(column == column[0]):
-            models.append(float(column[0]))
-        else:
-            models.append(clone(estimator).fit(X, column, **fit_params))
-    return models
+    return BitColumnClassifiers(estimator).fit(X, bits, **fit_params)
 
 
 def predict_bit_scores(model, X):
     """The approximations ``f_j(x)`` of ``E[Z_j | x]``, shape (n_samples, n_classes)."""
     if _learns_natively(model, "bits"):
         return np.asarray(model.predict_proba(X), dtype=np.float64)
-    if not isinstance(model, list):
-        return np.asarray(model.predict(X), dtype=np.float64)
-    n_samples = X.shape[0]
-    return np.column_stack(
-        [
-            np.full(n_samples, m)
-            if isinstance(m, float)
-            else model_prior(m, X, np.array([0, 1]))[:, 1]
-            for m in model
-        ]
-    )
+    if isinstance(model, BitColumnClassifiers):
+        return model.predict_proba_columns(X)
+    return np.asarray(model.predict(X), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class ReusableTargets:
+    """Privatised targets that a post-processing search may learn from again.
+
+    Everything done with them is post-processing of one DP release. A model's
+    prediction agrees with a held-out privatised target with probability
+    ``agree_if_right`` when the prediction is the true label and
+    ``agree_if_wrong`` otherwise, whatever the model (the target's noise is
+    independent of a model fitted on other rows), so the mean agreement ``a``
+    gives the unbiased accuracy ``(a - agree_if_wrong) / (agree_if_right -
+    agree_if_wrong)``.
+
+    Parameters
+    ----------
+    targets : ndarray
+        Hard label codes of shape (n_samples,) (``kind="hard"``) or bit
+        vectors of shape (n_samples, n_classes) (``kind="bits"``).
+    agree_if_right, agree_if_wrong : float
+    kind : {"hard", "bits"}
+    """
+
+    targets: np.ndarray
+    agree_if_right: float
+    agree_if_wrong: float
+    kind: str
+
+    def fit(self, estimator, X, rows):
+        """Fit ``estimator`` on the targets of ``rows`` (indices into ``X``)."""
+        X_rows = _safe_indexing(X, rows)
+        if self.kind == "hard":
+            return estimator.fit(X_rows, self.targets[rows])
+        return fit_bit_targets(estimator, X_rows, self.targets[rows], {})
+
+    def agreement(self, model, X, rows):
+        """Mean agreement of ``model``'s predictions with the targets of ``rows``.
+
+        For hard labels: the share of predictions equal to the noisy label;
+        for bit vectors: the mean bit of the predicted class.
+        """
+        X_rows = _safe_indexing(X, rows)
+        if self.kind == "hard":
+            return float(np.mean(np.asarray(model.predict(X_rows)) == self.targets[rows]))
+        predicted = np.argmax(predict_bit_scores(model, X_rows), axis=1)
+        return float(np.mean(self.targets[rows][np.arange(len(rows)), predicted]))
+
+    def debias(self, agreement):
+        """The unbiased accuracy estimate of a mean ``agreement``."""
+        return (agreement - self.agree_if_wrong) / (self.agree_if_right - self.agree_if_wrong)

@@ -59,7 +59,7 @@ def test_one_bad_candidate_stops_the_search_before_its_charge(blobs):
         RRWithPriorClassifier(KNeighborsClassifier(), classes=range(K), n_stages=2),
         {"estimator__n_neighbors": [3, 500]}, epsilon=1.0, accountant=BudgetAccountant(),
     )
-    assert_costs_nothing(search, *blobs, match="n_neighbors=500")
+    assert_costs_nothing(search, *blobs, match="n_neighbors = 500")
 
 
 class TestNetworks:

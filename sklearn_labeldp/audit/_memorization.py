@@ -1,4 +1,4 @@
-"""Label memorization audit (seed 002): an empirical lower bound on label-DP epsilon."""
+"""Label memorization audit (Malek et al., 2021): an empirical lower bound on label-DP epsilon."""
 
 import math
 from dataclasses import dataclass
@@ -254,8 +254,7 @@ def label_memorization_audit(estimator, X, y, *, n_canaries=None, confidence=0.9
     References
     ----------
     .. [1] M. Malek, I. Mironov, K. Prasad, I. Shilov, F. Tramer. Antipodes of
-       label differential privacy: PATE and ALIBI. NeurIPS 2021, Section 5
-       (seed 002).
+       label differential privacy: PATE and ALIBI. NeurIPS 2021, Section 5.
     .. [2] M. Jagielski, J. Ullman, A. Oprea. Auditing differentially private
        machine learning: how private is private SGD? NeurIPS 2020.
     .. [3] C. J. Clopper, E. S. Pearson. The use of confidence or fiducial limits

@@ -64,9 +64,9 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
         epoch, so ``n_rounds=1`` is the usual choice for it.
     post_processing : {"bayes", "simplex", "argmax"}, default="bayes"
     random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
-        Randomness of the mechanism and of the base estimators' unset seeds. ``None`` draws 128 bits of fresh
-        operating-system entropy for every fit, and nothing derived from it
-        is kept on the fitted model. ``"secure"`` does the same with an AES
+        Randomness of the mechanism and of the base estimators' unset
+        seeds. ``None`` draws 128 bits of fresh operating-system entropy for
+        every fit, and nothing derived from it is kept on the fitted model. ``"secure"`` does the same with an AES
         counter-mode generator (``pip install 'sklearn-labeldp[secure]'``).
         An int, ``RandomState`` or ``Generator`` is a replay key: the model
         keeps it, and whoever knows it and the features can replay the noise
@@ -86,8 +86,11 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
         The soft labels the last model was fitted on (post-processing of the
         noisy labels); for a model that refreshes them between epochs, the
         ones its first epoch used.
-    noise_scale_ : float
-        The Laplace scale ``b`` or the Gaussian std ``s`` used.
+    mechanism_params_ : dict
+        The parameters of the mechanism: ``"noise"`` (``"laplace"`` or
+        ``"gaussian"``) and ``"scale"``, the Laplace scale ``b = 2 / epsilon``
+        or the Gaussian standard deviation ``s`` calibrated to
+        ``(epsilon, delta)``.
     epsilon_ : float
     delta_ : float
     privacy_spend_ : PrivacySpend
@@ -142,7 +145,7 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
     def _default_estimator(self):
         return KNeighborsRegressor(n_neighbors=10)
 
-    def _fit_trial_targets(self, estimator, X, n_classes, fit_params):
+    def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
         codes = trial_codes(X.shape[0], n_classes)
         targets = np.eye(n_classes)[codes]
         if self.post_processing != "argmax":  # soft rows: half on the next class
@@ -215,7 +218,7 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
             "estimator_": estimators[-1],
             "estimators_": estimators,
             "soft_labels_": soft,
-            "noise_scale_": scale,
+            "mechanism_params_": {"noise": self.noise, "scale": scale},
         }
 
     def predict_proba(self, X):

@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import (
     BaseLabelDPMetaClassifier,
@@ -15,6 +16,7 @@ from .._base import (
     subset_fit_params,
     trial_codes,
 )
+from .._target_adapters import ReusableTargets
 from ..accounting import PrivacyBudget, PrivacySpend
 from ..mechanisms import histogram_prior, noisy_label_histogram, rr_with_prior, top_k_mask
 from ..mechanisms._validation import check_prior
@@ -122,8 +124,11 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         The final (last-stage) model; predictions delegate to it.
     estimators_ : list of estimators
         The model of each stage.
-    stage_k_ : ndarray of shape (n_stages,)
-        Mean ``k*`` of RRWithPrior in each stage (``n_classes`` for a uniform prior).
+    mechanism_params_ : dict
+        The parameters of the mechanism: ``"epsilon"``, the epsilon of each
+        stage's RRWithPrior, and ``"mean_k"``, an ndarray of shape
+        (n_stages,) with the mean ``k*`` of each stage (``n_classes`` for a
+        uniform prior; ``k*`` depends on the public prior only).
     privatized_labels_ : ndarray of shape (n_samples,)
         The RRWithPrior output of every training example, as label codes
         (indices into ``classes_``). A DP output, so storing it costs no
@@ -170,7 +175,7 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     >>> X, y = make_circle_gaussians(2000, 4, sigma=0.3, random_state=0)
     >>> clf = RRWithPriorClassifier(LogisticRegression(), epsilon=1.0, n_stages=2,
     ...                             classes=[0, 1, 2, 3], random_state=0).fit(X, y)
-    >>> clf.epsilon_, float(clf.stage_k_[0])
+    >>> clf.epsilon_, float(clf.mechanism_params_["mean_k"][0])
     (1.0, 4.0)
     >>> bool(clf.score(X, y) > 0.8)
     True
@@ -183,7 +188,7 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     ...                             random_state=0).fit(X, y)
     >>> clf.epsilon_, clf.cluster_prior_.shape
     (2.0, (8, 4))
-    >>> bool(clf.stage_k_[0] < 2)
+    >>> bool(clf.mechanism_params_["mean_k"][0] < 2)
     True
     """
 
@@ -233,8 +238,16 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     def _default_estimator(self):
         return KNeighborsClassifier(n_neighbors=10)
 
-    def _fit_trial_targets(self, estimator, X, n_classes, fit_params):
+    def _trial_rows(self, plan):
+        # The first stage is the smallest training set a stage model sees.
+        return plan["stages"][0].size
+
+    def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
         estimator.fit(X, trial_codes(X.shape[0], n_classes), **fit_params)
+        if self.n_stages > 1 and full_size:
+            # A stage model as small as the first one must give the next prior
+            # (e.g. a k-NN needs n_neighbors <= its training rows).
+            estimator.predict_proba(X[:1])
 
     def _stage_sizes(self, n_samples):
         if self.stage_fractions is None:
@@ -319,13 +332,6 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
                 "priors of later stages."
             )
         sizes = self._stage_sizes(X.shape[0])
-        n_neighbors = self._get_estimator().get_params().get("n_neighbors")
-        if isinstance(n_neighbors, Integral) and sizes.min() < n_neighbors:
-            raise ValueError(
-                f"the smallest stage has {sizes.min()} examples, fewer than the base "
-                f"estimator's n_neighbors={n_neighbors}; use fewer stages, larger "
-                "stage_fractions or a smaller n_neighbors."
-            )
         self._check_cluster_params(X.shape[0])
         plan = {
             "stages": np.split(rng.permutation(X.shape[0]), np.cumsum(sizes)[:-1]),
@@ -408,6 +414,56 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         )
         return histogram_prior(counts)
 
+    # ------------------------------------------ reuse by a post-processing search
+    def check_target_reuse(self):
+        """Raise ``ValueError`` unless the privatised labels can be learnt from again.
+
+        Part of the protocol of
+        :class:`~sklearn_labeldp.model_selection.PrivateGridSearchCV` with
+        ``strategy="post_processing"``: its debiased accuracy needs plain
+        randomized response (``n_stages=1``, ``prior=None``).
+        """
+        if self.n_stages != 1 or self.prior is not None:
+            raise ValueError(
+                "the privatised labels can be reused (strategy='post_processing') with "
+                f"n_stages=1 and prior=None only (got n_stages={self.n_stages!r}, "
+                f"prior={self.prior!r}): the debiased accuracy assumes plain randomized "
+                "response. Use strategy='holdout' instead."
+            )
+
+    def reusable_targets(self):
+        """The fitted randomized-response labels, with their agreement probabilities.
+
+        Returns
+        -------
+        ReusableTargets
+            ``targets`` are ``privatized_labels_``; a prediction agrees with
+            one with probability ``p = e^eps / (e^eps + K - 1)`` when it is
+            right and ``p * e^-eps`` when it is wrong.
+        """
+        check_is_fitted(self)
+        self.check_target_reuse()
+        n_classes = self.classes_.size
+        # The law of randomized_response, written with e^-eps so it never overflows.
+        keep = 1.0 / (1.0 + (n_classes - 1) * np.exp(-self.epsilon))
+        return ReusableTargets(self.privatized_labels_, keep, keep * np.exp(-self.epsilon),
+                               "hard")
+
+    def with_final_estimator(self, model):
+        """A copy of this fitted classifier whose final model is ``model``.
+
+        ``model`` must have been fitted on ``reusable_targets()`` only, so the
+        copy is post-processing of the same release and costs nothing more.
+
+        Returns
+        -------
+        RRWithPriorClassifier
+        """
+        check_is_fitted(self)
+        copied = copy.deepcopy(self)
+        copied.estimator_, copied.estimators_ = model, [model]
+        return copied
+
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         n_samples, n_classes = labels.n_samples, labels.n_classes
         fitted = {}
@@ -456,6 +512,6 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
             **fitted,
             "estimator_": model,
             "estimators_": estimators,
-            "stage_k_": np.array(stage_k),
+            "mechanism_params_": {"epsilon": plan["stage_epsilon"], "mean_k": np.array(stage_k)},
             "privatized_labels_": noisy,
         }

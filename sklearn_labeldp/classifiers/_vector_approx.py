@@ -1,13 +1,20 @@
 """VectorApproxClassifier: learn from RAPPOR label vectors (vector approximation)."""
 
+import copy
+
 import numpy as np
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseLabelDPMetaClassifier, trial_codes
-from .._target_adapters import check_target_capability, fit_bit_targets, predict_bit_scores
+from .._target_adapters import (
+    ReusableTargets,
+    check_target_capability,
+    fit_bit_targets,
+    predict_bit_scores,
+)
 from ..accounting import PrivacySpend
-from ..mechanisms import debias_rappor, rappor
+from ..mechanisms import debias_rappor, rappor, rappor_distribution
 
 __all__ = ["VectorApproxClassifier"]
 
@@ -35,9 +42,9 @@ class VectorApproxClassifier(BaseLabelDPMetaClassifier):
         All possible labels; ``None`` infers them from ``y`` and emits a
         :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`.
     random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
-        Randomness of the mechanism and of the base estimators' unset seeds. ``None`` draws 128 bits of fresh
-        operating-system entropy for every fit, and nothing derived from it
-        is kept on the fitted model. ``"secure"`` does the same with an AES
+        Randomness of the mechanism and of the base estimators' unset
+        seeds. ``None`` draws 128 bits of fresh operating-system entropy for
+        every fit, and nothing derived from it is kept on the fitted model. ``"secure"`` does the same with an AES
         counter-mode generator (``pip install 'sklearn-labeldp[secure]'``).
         An int, ``RandomState`` or ``Generator`` is a replay key: the model
         keeps it, and whoever knows it and the features can replay the noise
@@ -49,11 +56,12 @@ class VectorApproxClassifier(BaseLabelDPMetaClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-    estimator_ : regressor
-        The fitted regressor (regressor base only).
-    estimators_ : list
-        One fitted classifier per class (classifier base only); a coordinate
-        whose privatised bits are all equal is kept as that constant.
+    estimator_ : estimator
+        The fitted base estimator: the regressor (or a network that learns bit
+        vectors natively), or for a classifier base a ``BitColumnClassifiers``
+        whose ``estimators_`` hold one fitted classifier per class (a
+        coordinate whose privatised bits are all equal is kept as that
+        constant).
     privatized_bits_ : ndarray of shape (n_samples, n_classes)
         The RAPPOR bit vector of every training example (a DP output, so
         storing it costs no privacy; used by
@@ -91,7 +99,7 @@ class VectorApproxClassifier(BaseLabelDPMetaClassifier):
     def _default_estimator(self):
         return KNeighborsRegressor(n_neighbors=10)
 
-    def _fit_trial_targets(self, estimator, X, n_classes, fit_params):
+    def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
         # Two varying columns exercise a per-column classifier without K fits;
         # a regressor still meets all K outputs.
         bits = np.zeros((X.shape[0], n_classes), dtype=np.int64)
@@ -111,14 +119,52 @@ class VectorApproxClassifier(BaseLabelDPMetaClassifier):
             random_state=mechanism_rng,
         )
         model = fit_bit_targets(self._new_estimator(estimator_rng), X, bits, fit_params)
-        fitted = {"estimators_": model} if isinstance(model, list) else {"estimator_": model}
-        return {**fitted, "privatized_bits_": bits}
+        return {"estimator_": model, "privatized_bits_": bits}
+
+    # ------------------------------------------ reuse by a post-processing search
+    def check_target_reuse(self):
+        """Every fit's RAPPOR bits can be learnt from again: nothing to refuse.
+
+        Part of the protocol of
+        :class:`~sklearn_labeldp.model_selection.PrivateGridSearchCV` with
+        ``strategy="post_processing"``.
+        """
+
+    def reusable_targets(self):
+        """The fitted RAPPOR bit vectors, with their agreement probabilities.
+
+        Returns
+        -------
+        ReusableTargets
+            ``targets`` are ``privatized_bits_``; the bit of the predicted
+            class is 1 with probability ``q+ = e^(eps/2) / (1 + e^(eps/2))``
+            when the prediction is right and ``q- = 1 / (1 + e^(eps/2))``
+            when it is wrong.
+        """
+        check_is_fitted(self)
+        law = rappor_distribution(epsilon=self.epsilon, n_classes=2)
+        return ReusableTargets(self.privatized_bits_, float(law[0, 0]), float(law[0, 1]),
+                               "bits")
+
+    def with_final_estimator(self, model):
+        """A copy of this fitted classifier whose final model is ``model``.
+
+        ``model`` must have been fitted on ``reusable_targets()`` only, so the
+        copy is post-processing of the same release and costs nothing more.
+
+        Returns
+        -------
+        VectorApproxClassifier
+        """
+        check_is_fitted(self)
+        copied = copy.deepcopy(self)
+        copied.estimator_ = model
+        return copied
 
     def _scores(self, X):
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        model = self.estimator_ if hasattr(self, "estimator_") else self.estimators_
-        return predict_bit_scores(model, X)
+        return predict_bit_scores(self.estimator_, X)
 
     def predict(self, X):
         """Predict ``argmax_j f_j(x)``, mapped to ``classes_``.

@@ -104,13 +104,13 @@ def load_adult(data_dir, *, norm_bound=1.0):
     ----------
     .. [1] B. Becker, R. Kohavi. Adult. UCI Machine Learning Repository, 1996.
     .. [2] K. Chaudhuri, C. Monteleoni, A. D. Sarwate. Differentially private
-       empirical risk minimization. JMLR 12, 2011 (seed 004): the data set of
+       empirical risk minimization. JMLR 12:1069-1109, 2011: the data set of
        its experiments.
 
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from sklearn_labeldp.datasets._adult import load_adult
+    >>> from sklearn_labeldp.datasets import load_adult
     >>> header = ("age,workclass,fnlwgt,education,education-num,marital-status,occupation,"
     ...           "relationship,race,sex,capital-gain,capital-loss,hours-per-week,"
     ...           "native-country,class")

@@ -1,4 +1,4 @@
-"""Synthetic classification problems from the seed papers."""
+"""Synthetic classification problems from the label-DP literature."""
 
 from numbers import Integral, Real
 
@@ -12,7 +12,7 @@ __all__ = ["make_circle_gaussians"]
 def make_circle_gaussians(n_samples, n_classes, *, sigma, random_state=None):
     """K isotropic Gaussian classes with means equally spaced on the unit circle.
 
-    The synthetic benchmark of seed 001 (Section 5.1): class ``j`` has mean
+    The synthetic benchmark of Zhao et al. (2024, Section 5.1): class ``j`` has mean
     ``(cos 2 pi j / K, sin 2 pi j / K)`` and every class the same standard
     deviation ``sigma``. Classes are balanced (sizes differ by at most one) and
     the rows are shuffled.
@@ -35,8 +35,9 @@ def make_circle_gaussians(n_samples, n_classes, *, sigma, random_state=None):
 
     References
     ----------
-    .. [1] Enhancing learning with label differential privacy by vector
-       approximation (seed 001), Section 5.1.
+    .. [1] P. Zhao, R. Fan, H. Wu, Q. Li, J. Wu, Z. Liu. Enhancing learning with
+       label differential privacy by vector approximation. arXiv:2405.15150,
+       2024 (ICLR 2025), Section 5.1.
 
     Examples
     --------

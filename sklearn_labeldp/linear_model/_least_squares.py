@@ -28,7 +28,7 @@ from ._preprocessing import clipped_design, plan_row_bound
 
 __all__ = [
     "DPLeastSquaresClassifier",
-    "least_squares_noise_stds",
+    "least_squares_sensitivities",
     "noisy_least_squares_statistics",
 ]
 
@@ -42,30 +42,29 @@ _N_RELEASES = {
 }
 
 
-def least_squares_noise_stds(privacy, formulation, noise_multiplier, clip_norm):
-    """Noise std of each released statistic: the multiplier times its L2 sensitivity.
+def least_squares_sensitivities(privacy, formulation, data_norm):
+    """L2 sensitivity of each noised statistic; its noise std is ``s`` times it.
 
-    Rows have L2 norm at most ``C = clip_norm``, so ``x x^T`` has Frobenius norm
-    at most ``C^2``. Matrices are released as ``M + E`` with ``E`` a full matrix
-    of iid noise of the std returned here, then symmetrised (post-processing;
-    see :func:`~sklearn_labeldp.linear_model._gram_noise.add_symmetric_noise`).
+    Rows have L2 norm at most ``R = data_norm``, so ``x x^T`` has Frobenius norm
+    at most ``R^2``. Matrices are released as ``M + E`` with ``E`` a full matrix
+    of iid noise of std ``s`` times the sensitivity returned here, then
+    symmetrised (post-processing; see
+    :func:`~sklearn_labeldp.linear_model._gram_noise.add_symmetric_noise`).
 
     - ``privacy="label"`` (substitution of one label): the example moves from
       class ``a`` to class ``b``: ``(A_j)_j`` changes by ``-x x^T`` and ``+x x^T``
-      (sensitivity ``sqrt(2) C^2``), ``(b_j)_j`` and ``X^T Y`` by ``-x`` and ``+x``
-      (``sqrt(2) C``). ``G`` does not depend on labels and is not noised.
+      (sensitivity ``sqrt(2) R^2``), ``(b_j)_j`` and ``X^T Y`` by ``-x`` and ``+x``
+      (``sqrt(2) R``). ``G`` does not depend on labels and is not noised.
     - ``privacy="full"`` (add/remove one example): ``G`` and the one ``A_j`` of
-      its class change by ``x x^T`` (``C^2``), ``b_j`` / one column of ``X^T Y``
-      by ``x`` (``C``).
+      its class change by ``x x^T`` (``R^2``), ``b_j`` / one column of ``X^T Y``
+      by ``x`` (``R``).
 
     Parameters
     ----------
     privacy : {"label", "full"}
     formulation : {"weighted", "ridge"}
-    noise_multiplier : float
-        ``s``.
-    clip_norm : float
-        ``C``, the L2 bound on each (augmented) row.
+    data_norm : float
+        ``R``, the L2 bound on each (augmented) row.
 
     Returns
     -------
@@ -76,19 +75,19 @@ def least_squares_noise_stds(privacy, formulation, noise_multiplier, clip_norm):
 
     Examples
     --------
-    >>> from sklearn_labeldp.linear_model._least_squares import least_squares_noise_stds
-    >>> stds = least_squares_noise_stds("label", "weighted", 2.0, 1.0)
-    >>> round(stds["A"], 6), round(stds["b"], 6), "G" in stds
-    (2.828427, 2.828427, False)
+    >>> from sklearn_labeldp.linear_model._least_squares import least_squares_sensitivities
+    >>> sensitivities = least_squares_sensitivities("label", "weighted", 2.0)
+    >>> round(sensitivities["A"], 6), round(sensitivities["b"], 6), "G" in sensitivities
+    (5.656854, 2.828427, False)
     """
-    s, c = float(noise_multiplier), float(clip_norm)
+    r = float(data_norm)
     factor = math.sqrt(2.0) if privacy == "label" else 1.0
-    stds = {"b": s * factor * c}
+    sensitivities = {"b": factor * r}
     if formulation == "weighted":
-        stds["A"] = s * factor * c**2
+        sensitivities["A"] = factor * r**2
     if privacy == "full":
-        stds["G"] = s * c**2
-    return stds
+        sensitivities["G"] = r**2
+    return sensitivities
 
 
 def _gram(Z):
@@ -97,14 +96,15 @@ def _gram(Z):
 
 
 def noisy_least_squares_statistics(
-    codes, *, Z, n_classes, privacy, formulation, noise_multiplier, clip_norm, random_state
+    codes, *, Z, n_classes, privacy, formulation, noise_multiplier, data_norm, random_state
 ):
     """The Gaussian mechanism of DP-LS: noisy label-dependent sufficient statistics.
 
     With one-hot targets ``Y`` of the label codes and rows ``z_i`` of ``Z`` (norm
-    ``<= clip_norm``): ``A_j = sum_{y_i = j} z_i z_i^T``, ``b_j = sum_{y_i = j} z_i``
+    ``<= data_norm``): ``A_j = sum_{y_i = j} z_i z_i^T``, ``b_j = sum_{y_i = j} z_i``
     (the ``j``-th column of ``Z^T Y``) and ``G = Z^T Z``. Each released statistic
-    gets iid Gaussian noise of std :func:`least_squares_noise_stds`; matrices get
+    gets iid Gaussian noise of std ``noise_multiplier`` times its
+    :func:`least_squares_sensitivities`; matrices get
     the symmetric noise ``(E + E^T) / 2`` of
     :func:`~sklearn_labeldp.linear_model._gram_noise.add_symmetric_noise` (that std
     on the diagonal, ``1 / sqrt(2)`` of it off the diagonal). The release is
@@ -115,7 +115,7 @@ def noisy_least_squares_statistics(
     codes : ndarray of shape (n_samples,)
         Label codes in ``[0, n_classes)``; the private input.
     Z : {ndarray, sparse matrix} of shape (n_samples, p)
-        Rows of L2 norm at most ``clip_norm`` (checked).
+        Rows of L2 norm at most ``data_norm`` (checked).
     n_classes : int
     privacy : {"label", "full"}
         Under ``"label"`` ``G`` is public and not returned; under ``"full"`` it is
@@ -124,7 +124,7 @@ def noisy_least_squares_statistics(
         ``"ridge"`` releases only ``Z^T Y`` (and ``G`` under full DP).
     noise_multiplier : float
         ``s``; 0 gives the exact statistics (for tests, no privacy).
-    clip_norm : float
+    data_norm : float
     random_state : None, int or numpy.random.Generator
 
     Returns
@@ -141,7 +141,7 @@ def noisy_least_squares_statistics(
     >>> Z = np.array([[0.6, 0.0], [0.0, 0.8], [0.5, 0.5]])
     >>> stats = noisy_least_squares_statistics(
     ...     np.array([0, 1, 1]), Z=Z, n_classes=2, privacy="label", formulation="ridge",
-    ...     noise_multiplier=0.0, clip_norm=1.0, random_state=0)
+    ...     noise_multiplier=0.0, data_norm=1.0, random_state=0)
     >>> stats["b"]
     array([[0.6, 0.5],
            [0. , 1.3]])
@@ -153,9 +153,12 @@ def noisy_least_squares_statistics(
         np.asarray(Z.multiply(Z).sum(axis=1)).ravel() if sp.issparse(Z) else np.einsum(
             "ij,ij->i", Z, Z)
     )
-    if sq_norms.size and sq_norms.max() > clip_norm**2 * (1 + 1e-9):
-        raise ValueError("the rows of Z must have L2 norm <= clip_norm; clip them first.")
-    stds = least_squares_noise_stds(privacy, formulation, noise_multiplier, clip_norm)
+    if sq_norms.size and sq_norms.max() > data_norm**2 * (1 + 1e-9):
+        raise ValueError("the rows of Z must have L2 norm <= data_norm; clip them first.")
+    stds = {
+        key: noise_multiplier * sensitivity
+        for key, sensitivity in least_squares_sensitivities(privacy, formulation, data_norm).items()
+    }
     one_hot = sp.csr_matrix(
         (np.ones(n), (np.arange(n), codes)), shape=(n, n_classes), dtype=np.float64
     )
@@ -232,7 +235,7 @@ def _map_classes(function, n_classes, *, parallel=True):
 
 
 def _solve_one_class(A_j, b_j, base):
-    # Project A~_j to the PSD cone, add alpha G + lambda I, solve by Cholesky.
+    # Project A~_j to the PSD cone, add w G + alpha I, solve by Cholesky.
     system = project_psd_one(A_j)
     system += base
     factor = np.linalg.cholesky(system)  # lower; numpy releases the GIL

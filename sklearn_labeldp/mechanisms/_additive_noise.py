@@ -1,4 +1,4 @@
-"""Additive noise on the one-hot label (Soft-RR / ALIBI, seed 002) and its post-processing."""
+"""Additive one-hot label noise and its post-processing (Soft-RR, ALIBI; Malek et al., 2021)."""
 
 import numpy as np
 
@@ -81,8 +81,8 @@ def laplace_one_hot(y, *, epsilon, n_classes, random_state=None):
 
     References
     ----------
-    .. [1] M. Malek et al. Antipodes of label differential privacy: PATE and
-       ALIBI. NeurIPS 2021 (seed 002).
+    .. [1] M. Malek, I. Mironov, K. Prasad, I. Shilov, F. Tramer. Antipodes of
+       label differential privacy: PATE and ALIBI. NeurIPS 2021.
     .. [2] C. Dwork, F. McSherry, K. Nissim, A. Smith. Calibrating noise to
        sensitivity in private data analysis. TCC 2006.
     .. [3] I. Mironov. On significance of the least significant bits for
@@ -137,8 +137,8 @@ def gaussian_one_hot(y, *, sigma, n_classes, random_state=None):
 
     References
     ----------
-    .. [1] M. Malek et al. Antipodes of label differential privacy: PATE and
-       ALIBI. NeurIPS 2021 (seed 002).
+    .. [1] M. Malek, I. Mironov, K. Prasad, I. Shilov, F. Tramer. Antipodes of
+       label differential privacy: PATE and ALIBI. NeurIPS 2021.
     .. [2] M. Bun, T. Steinke. Concentrated differential privacy:
        simplifications, extensions, and lower bounds. TCC 2016.
     .. [3] I. Mironov. On significance of the least significant bits for
@@ -240,8 +240,8 @@ def alibi_posterior(noisy, *, epsilon, prior=None):
 
     References
     ----------
-    .. [1] M. Malek et al. Antipodes of label differential privacy: PATE and
-       ALIBI. NeurIPS 2021 (seed 002).
+    .. [1] M. Malek, I. Mironov, K. Prasad, I. Shilov, F. Tramer. Antipodes of
+       label differential privacy: PATE and ALIBI. NeurIPS 2021.
 
     Examples
     --------
@@ -286,8 +286,8 @@ def gaussian_posterior(noisy, *, sigma, prior=None):
 
     References
     ----------
-    .. [1] M. Malek et al. Antipodes of label differential privacy: PATE and
-       ALIBI. NeurIPS 2021 (seed 002).
+    .. [1] M. Malek, I. Mironov, K. Prasad, I. Shilov, F. Tramer. Antipodes of
+       label differential privacy: PATE and ALIBI. NeurIPS 2021.
 
     Examples
     --------
@@ -327,8 +327,8 @@ def project_to_simplex(v):
     ----------
     .. [1] W. Wang, M. A. Carreira-Perpinan. Projection onto the probability
        simplex: an efficient algorithm with a simple proof. arXiv:1309.1541, 2013.
-    .. [2] M. Malek et al. Antipodes of label differential privacy: PATE and
-       ALIBI. NeurIPS 2021 (seed 002).
+    .. [2] M. Malek, I. Mironov, K. Prasad, I. Shilov, F. Tramer. Antipodes of
+       label differential privacy: PATE and ALIBI. NeurIPS 2021.
 
     Examples
     --------

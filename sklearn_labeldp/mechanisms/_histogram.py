@@ -1,4 +1,4 @@
-"""Noisy per-group label histograms for priors (seed 000, Alg. 4)."""
+"""Noisy per-group label histograms for priors (Ghazi et al., 2021, Algorithm 4)."""
 
 from numbers import Integral
 
@@ -72,8 +72,8 @@ def noisy_label_histogram(y, groups, *, epsilon, n_classes, n_groups, random_sta
 
     References
     ----------
-    .. [1] B. Ghazi et al. Deep learning with label differential privacy.
-       NeurIPS 2021 (seed 000), Alg. 4.
+    .. [1] B. Ghazi, N. Golowich, R. Kumar, P. Manurangsi, C. Zhang. Deep learning
+       with label differential privacy. NeurIPS 2021, Algorithm 4.
     .. [2] A. Ghosh, T. Roughgarden, M. Sundararajan. Universally
        utility-maximizing privacy mechanisms. STOC 2009 (geometric mechanism).
 

@@ -1,4 +1,4 @@
-"""Vector approximation: RAPPOR unary encoding of the label (Zhao et al. 2024)."""
+"""Vector approximation: RAPPOR unary encoding of the label (Zhao et al., 2024)."""
 
 import math
 
@@ -175,9 +175,9 @@ def rappor(y, *, epsilon, n_classes, random_state=None, sparse_output=False):
     ----------
     .. [1] U. Erlingsson, V. Pihur, A. Korolova. RAPPOR: randomized aggregatable
        privacy-preserving ordinal response. CCS 2014.
-    .. [2] P. Zhao et al. Enhancing learning with label differential privacy by
-       vector approximation.
-       ICLR 2024, eqs. (14) and (17).
+    .. [2] P. Zhao, R. Fan, H. Wu, Q. Li, J. Wu, Z. Liu. Enhancing learning with
+       label differential privacy by vector approximation. arXiv:2405.15150,
+       2024 (ICLR 2025), eqs. (14) and (17).
     .. [3] L. Devroye. Non-uniform random variate generation. Springer, 1986,
        Section 10.2 (geometric gaps by inversion).
 
@@ -258,9 +258,9 @@ def debias_rappor(scores, *, epsilon):
 
     References
     ----------
-    .. [1] P. Zhao et al. Enhancing learning with label differential privacy by
-       vector approximation.
-       ICLR 2024, eq. (17).
+    .. [1] P. Zhao, R. Fan, H. Wu, Q. Li, J. Wu, Z. Liu. Enhancing learning with
+       label differential privacy by vector approximation. arXiv:2405.15150,
+       2024 (ICLR 2025), eq. (17).
 
     Examples
     --------

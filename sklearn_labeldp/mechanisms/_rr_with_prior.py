@@ -1,4 +1,4 @@
-"""RRTop-k and RRWithPrior (Ghazi et al., NeurIPS 2021, Algorithms 1 and 2).
+"""RRTop-k and RRWithPrior (Ghazi et al., 2021, Algorithm 1 and Algorithm 2).
 
 Everything is vectorised over examples and processed in row chunks so the
 (rows, K) temporaries stay in cache; the only Python loops are over chunks

@@ -1,28 +1,26 @@
 """PrivateGridSearchCV: hyperparameter search whose total label-DP cost is proven."""
 
-import copy
 import math
 import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
-from sklearn.model_selection import KFold, ParameterGrid
-from sklearn.utils import _safe_indexing
+from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import ReplayKeyWarningMixin
-from .._target_adapters import fit_bit_targets, predict_bit_scores
-from ..accounting import BudgetAccountant, PrivacyBudget, PrivacySpend, default_accountant
-from ..classifiers import RRWithPriorClassifier, VectorApproxClassifier
-from ..mechanisms._randomized_response import _keep_probability
-from ..mechanisms._rappor import _rappor_probabilities
-from ..exceptions import BudgetError
-from ..utils import SECURE, derived_random_state, forget_derived_seeds, spawn_generators
-from ._exponential import exponential_mechanism
+from ..accounting import BudgetAccountant, PrivacyBudget, default_accountant
+from ..utils import SECURE, forget_derived_seeds, spawn_generators
+from ._strategies import (
+    ChargeReached,
+    PlanningAccountant,
+    fit_holdout,
+    fit_post_processing,
+    fit_random_stopping,
+)
 
 __all__ = ["PrivateGridSearchCV"]
 
@@ -39,69 +37,9 @@ def _search_has(attr):
     return check
 
 
-class _ChargeReached(Exception):
-    """A planning fit reached its budget charge: every label-free check passed."""
-
-    def __init__(self, spend):
-        super().__init__(spend)
-        self.spend = spend
-
-
-class _PlanningAccountant(BudgetAccountant):
-    """Stops a fit at its charge and hands back the spend it planned.
-
-    The fit template charges only after validating its data and parameters and
-    trying its base estimator on label-free targets, and before its mechanism
-    reads any label: the search learns each candidate's own ``(epsilon,
-    delta)`` that way, and a configuration error surfaces before the search
-    charges anything.
-    """
-
-    def spend(self, epsilon, delta=0.0):
-        raise _ChargeReached(self._as_spend(epsilon, delta))
-
-
-class _PrepaidAccountant(BudgetAccountant):
-    """Admits one candidate's spend, already charged by the search as part of its own."""
-
-    def __init__(self, planned):
-        super().__init__()
-        self._planned = planned
-
-    def spend(self, epsilon, delta=0.0):
-        spend = self._as_spend(epsilon, delta)
-        if not self._planned.budget.covers(spend.budget):
-            raise BudgetError(
-                f"a candidate tried to spend {spend.budget}, more than the "
-                f"{self._planned.budget} its planning fit declared and the search charged."
-            )
-
-
-def _fit_candidate(estimator, X, y, record_warnings=False):
-    """Fit one candidate; optionally return its warnings instead of emitting them."""
-    if not record_warnings:
-        return estimator.fit(X, y), []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        estimator.fit(X, y)
-    return estimator, [(w.message, w.category) for w in caught]
-
-
-def _holdout_mistakes(model, X, y):
-    """The number of mistakes on held-out labels: the score of a private selection.
-
-    This reads true labels. Its output is never published; only a DP mechanism
-    (the exponential mechanism or Laplace noise) may consume it.
-    """
-    return int(np.sum(np.asarray(model.predict(X)) != np.asarray(y)))
-
-
-def _laplace_count(count, epsilon, rng):
-    """``count + Laplace(1 / epsilon)``: ``epsilon``-DP for a count of sensitivity 1."""
-    return float(count + rng.laplace(scale=1.0 / epsilon))
-
-
-class PrivateGridSearchCV(ReplayKeyWarningMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+class PrivateGridSearchCV(
+    ReplayKeyWarningMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimator
+):
     """Hyperparameter search over a label-DP classifier with a proven total cost.
 
     Plain :class:`~sklearn.model_selection.GridSearchCV` fits every candidate
@@ -381,21 +319,14 @@ class PrivateGridSearchCV(ReplayKeyWarningMixin, ClassifierMixin, MetaEstimatorM
         return candidates
 
     def _check_post_processing(self, candidates):
-        estimator = self.estimator
-        if isinstance(estimator, RRWithPriorClassifier):
-            if estimator.n_stages != 1 or estimator.prior is not None:
-                raise ValueError(
-                    "strategy='post_processing' supports RRWithPriorClassifier with "
-                    f"n_stages=1 and prior=None only (got n_stages={estimator.n_stages!r}, "
-                    f"prior={estimator.prior!r}): the debiased accuracy assumes plain "
-                    "randomized response. Use strategy='holdout' instead."
-                )
-        elif not isinstance(estimator, VectorApproxClassifier):
+        if not hasattr(self.estimator, "check_target_reuse"):
             raise ValueError(
-                "strategy='post_processing' supports RRWithPriorClassifier (n_stages=1, "
-                "prior=None) and VectorApproxClassifier; got "
-                f"{type(estimator).__name__}. Use strategy='holdout' instead."
+                "strategy='post_processing' needs an estimator whose privatised targets "
+                "can be learnt from again (check_target_reuse, reusable_targets, "
+                "with_final_estimator: RRWithPriorClassifier and VectorApproxClassifier); "
+                f"got {type(self.estimator).__name__}. Use strategy='holdout' instead."
             )
+        self.estimator.check_target_reuse()
         for params in candidates:
             mechanism = [k for k in params if k != "estimator" and not k.startswith("estimator__")]
             if mechanism:
@@ -437,13 +368,13 @@ class PrivateGridSearchCV(ReplayKeyWarningMixin, ClassifierMixin, MetaEstimatorM
         """
         spends = []
         for params in candidates:
-            candidate = self._configured(params, epsilon, _PlanningAccountant(),
+            candidate = self._configured(params, epsilon, PlanningAccountant(),
                                          np.random.default_rng(0))
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # the real fit warns once
                     candidate.fit(X, y)
-            except _ChargeReached as reached:
+            except ChargeReached as reached:
                 spend = reached.spend
             else:
                 raise ValueError(
@@ -485,14 +416,16 @@ class PrivateGridSearchCV(ReplayKeyWarningMixin, ClassifierMixin, MetaEstimatorM
         candidates = self._candidates()
         for name in ("best_score_", "rounds_"):  # strategy-specific, from an earlier fit
             self.__dict__.pop(name, None)
-        fit = {
-            "holdout": self._fit_holdout,
-            "random_stopping": self._fit_random_stopping,
-            "post_processing": self._fit_post_processing,
+        strategy = {
+            "holdout": fit_holdout,
+            "random_stopping": fit_random_stopping,
+            "post_processing": fit_post_processing,
         }[self.strategy]
-        results, best_index, best_estimator, spend = fit(
-            X, y, candidates, spawn_generators(self.random_state, 1)[0]
+        results, best_index, best_estimator, spend, extra = strategy(
+            self, X, y, candidates, spawn_generators(self.random_state, 1)[0]
         )
+        for name, value in extra.items():
+            setattr(self, name, value)
         self.cv_results_ = {**self._param_results(candidates), **results}
         self.best_index_ = best_index
         self.best_params_ = candidates[best_index]
@@ -514,198 +447,6 @@ class PrivateGridSearchCV(ReplayKeyWarningMixin, ClassifierMixin, MetaEstimatorM
                     column[i] = params[name]
             results[f"param_{name}"] = column
         return results
-
-    def _fit_holdout(self, X, y, candidates, rng):
-        m, n = len(candidates), X.shape[0]
-        if n < m + 1:
-            raise ValueError(
-                f"strategy='holdout' splits the data into n_candidates + 1 = {m + 1} parts, "
-                f"but there are only {n} samples."
-            )
-        split_rng, select_rng, candidate_rng = rng.spawn(3)
-        parts = np.array_split(split_rng.permutation(n), m + 1)
-        planned = [
-            self._plan_candidates([params], self.epsilon, _safe_indexing(X, part), y[part])[0]
-            for params, part in zip(candidates, parts, strict=False)
-        ]
-        spend = PrivacySpend.compose(
-            "PrivateGridSearchCV(holdout)",
-            [
-                *planned,
-                PrivacySpend.leaf("exponential mechanism", self.epsilon,
-                                  n_samples=int(parts[m].size), sensitivity=1),
-            ],
-            "parallel",
-            n_candidates=m,
-        )
-        self._accountant().spend(spend)  # BudgetError here: no label read yet
-        fitted = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fit_candidate)(
-                self._configured(params, self.epsilon, _PrepaidAccountant(plan), child),
-                _safe_indexing(X, parts[i]),
-                y[parts[i]],
-            )
-            for i, (params, plan, child) in enumerate(
-                zip(candidates, planned, candidate_rng.spawn(m), strict=True)
-            )
-        )
-        models = [model for model, _ in fitted]
-        X_sel, y_sel = _safe_indexing(X, parts[m]), y[parts[m]]
-        mistakes = np.array([_holdout_mistakes(model, X_sel, y_sel) for model in models])
-        best = exponential_mechanism(
-            -mistakes.astype(np.float64), epsilon=self.epsilon, sensitivity=1.0,
-            random_state=select_rng,
-        )
-        results = {
-            "n_train_samples": np.array([parts[i].size for i in range(m)]),
-            "selected": np.arange(m) == best,
-        }
-        return results, best, models[best], spend
-
-    def _fit_random_stopping(self, X, y, candidates, rng):
-        m, n = len(candidates), X.shape[0]
-        gamma = 1.0 / m if self.stopping_probability is None else float(self.stopping_probability)
-        eps0 = self.epsilon / 3.0
-        n_val = int(round(self.validation_fraction * n))
-        if not 1 <= n_val < n:
-            raise ValueError(
-                f"validation_fraction={self.validation_fraction} leaves an empty training "
-                f"or validation part for n_samples={n}."
-            )
-        split_rng, plan_rng, noise_rng, candidate_rng = rng.spawn(4)
-        perm = split_rng.permutation(n)
-        val, train = perm[:n_val], perm[n_val:]
-        X_train, y_train = _safe_indexing(X, train), y[train]
-        X_val, y_val = _safe_indexing(X, val), y[val]
-        planned = self._plan_candidates(candidates, eps0, X_train, y_train)
-        spending_delta = [c for c, p in zip(candidates, planned, strict=True) if p.delta > 0]
-        if spending_delta:
-            raise ValueError(
-                f"strategy='random_stopping' needs pure-DP candidates, but {spending_delta} "
-                "spend delta > 0: Liu and Talwar's 3 * eps0 bound is proven here for "
-                "eps0-DP rounds only. Use strategy='holdout', whose parallel composition "
-                "covers (epsilon, delta) candidates."
-            )
-        # T and the candidates drawn are label-independent, so they can be drawn first.
-        n_rounds = int(plan_rng.geometric(gamma))
-        drawn = plan_rng.integers(m, size=n_rounds)
-        rounds = [
-            PrivacySpend.compose(
-                "random stopping round",
-                [planned[c], PrivacySpend.leaf("Laplace count", eps0, n_samples=n_val)],
-                "parallel",
-            )
-            for c in drawn
-        ]
-        if self.publish_rounds:
-            spend = PrivacySpend.compose(
-                "PrivateGridSearchCV(random_stopping, published rounds)", rounds,
-                "sequential", stopping_probability=gamma,
-            )
-        else:
-            # Only the winner is released and T stays secret: the record holds
-            # nothing that depends on T.
-            spend = PrivacySpend(
-                "PrivateGridSearchCV(random_stopping)",
-                PrivacyBudget(self.epsilon),
-                {"round_epsilon": eps0, "stopping_probability": gamma,
-                 "theorem": "Liu-Talwar 2019: geometric random stopping, 3 * round_epsilon"},
-            )
-        self._accountant().spend(spend)  # BudgetError here: no label read yet
-        fitted = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fit_candidate)(
-                self._configured(candidates[c], eps0, _PrepaidAccountant(planned[c]), child),
-                X_train, y_train, record_warnings=True,
-            )
-            for c, child in zip(drawn, candidate_rng.spawn(n_rounds), strict=True)
-        )
-        noisy = np.array([
-            1.0 - _laplace_count(_holdout_mistakes(model, X_val, y_val), eps0, noise_rng) / n_val
-            for model, _ in fitted
-        ])
-        winner = int(np.argmax(noisy))
-        best = int(drawn[winner])
-        # The winner's warnings are part of its (covered) output; the losers' are not
-        # released, and neither is their number.
-        for message, category in fitted[winner][1]:
-            warnings.warn(message, category, stacklevel=4)
-        self.best_score_ = float(noisy[winner])
-        if self.publish_rounds:
-            self.rounds_ = {"candidate": drawn, "score": noisy}
-        return {"selected": np.arange(m) == best}, best, fitted[winner][0], spend
-
-    def _fit_post_processing(self, X, y, candidates, rng):
-        template_rng, cv_rng, base_rng = rng.spawn(3)
-        template = clone(self.estimator).set_params(
-            epsilon=self.epsilon, accountant=self._accountant(), random_state=template_rng
-        )
-        # The one release of the labels; the template charges the accountant first.
-        template.fit(X, y)
-        spend = PrivacySpend.compose(
-            "PrivateGridSearchCV(post_processing)",
-            [template.privacy_spend_],
-            "sequential",
-            n_candidates=len(candidates),
-        )
-        # Everything below reads only the privatised targets.
-        rr = isinstance(template, RRWithPriorClassifier)
-        targets = template.privatized_labels_ if rr else template.privatized_bits_
-        n_classes = template.classes_.size
-        # P(noisy target agrees | true label) when it is / is not the truth.
-        if rr:
-            p = _keep_probability(self.epsilon, n_classes)
-            q = math.exp(-self.epsilon) * p
-        else:
-            p, q = _rappor_probabilities(self.epsilon)
-        folds = list(
-            KFold(self.cv, shuffle=True, random_state=derived_random_state(cv_rng)).split(X)
-        )
-        base_rngs = base_rng.spawn(len(candidates) + 1)
-        bases = [
-            clone(self.estimator).set_params(**params)._new_estimator(child)
-            for params, child in zip(candidates, base_rngs, strict=False)
-        ]
-        observed = np.array(
-            Parallel(n_jobs=self.n_jobs)(
-                delayed(_observed_agreement)(base, X, targets, train, test, rr)
-                for base in bases
-                for train, test in folds
-            )
-        ).reshape(len(candidates), len(folds))
-        debiased = (observed - q) / (p - q)
-        mean = debiased.mean(axis=1)
-        best = int(np.argmax(mean))
-        results = {f"split{k}_test_score": debiased[:, k] for k in range(len(folds))}
-        results.update(
-            mean_test_score=mean,
-            std_test_score=debiased.std(axis=1),
-            rank_test_score=(np.argsort(np.argsort(-mean, kind="stable")) + 1).astype(np.int32),
-            mean_observed_score=observed.mean(axis=1),
-        )
-        self.best_score_ = float(mean[best])
-        best_estimator = self._refit_on_targets(template, candidates[best], targets, X, rr,
-                                                base_rngs[-1])
-        return results, best, best_estimator, spend
-
-    @staticmethod
-    def _refit_on_targets(template, params, targets, X, rr, rng):
-        """The privatising fit with the chosen base learner refitted on its targets (free)."""
-        best = copy.deepcopy(template)
-        best.set_params(**params)
-        base = best._new_estimator(rng)
-        for name in ("estimator_", "estimators_"):
-            if hasattr(best, name):
-                delattr(best, name)
-        if rr:
-            model = base.fit(X, targets)
-            best.estimator_, best.estimators_ = model, [model]
-            return best
-        model = fit_bit_targets(base, X, targets, {})
-        if isinstance(model, list):
-            best.estimators_ = model
-        else:
-            best.estimator_ = model
-        return best
 
     # ------------------------------------------------------------------ delegation
     def predict(self, X):
@@ -767,18 +508,3 @@ class PrivateGridSearchCV(ReplayKeyWarningMixin, ClassifierMixin, MetaEstimatorM
         """
         check_is_fitted(self)
         return self.best_estimator_.score(X, y, sample_weight=sample_weight)
-
-
-def _observed_agreement(base, X, targets, train, test, rr):
-    """Mean agreement of a base learner with held-out privatised targets (post-processing).
-
-    For randomized-response labels: the share of predictions equal to the noisy
-    label. For RAPPOR bits: the mean bit of the predicted class.
-    """
-    X_train, X_test = _safe_indexing(X, train), _safe_indexing(X, test)
-    if rr:
-        predictions = np.asarray(clone(base).fit(X_train, targets[train]).predict(X_test))
-        return float(np.mean(predictions == targets[test]))
-    model = fit_bit_targets(clone(base), X_train, targets[train], {})
-    predictions = np.argmax(predict_bit_scores(model, X_test), axis=1)
-    return float(np.mean(targets[test][np.arange(test.size), predictions]))

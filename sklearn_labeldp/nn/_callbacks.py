@@ -99,7 +99,7 @@ class TargetRefresh(Callback):
 class WarmupLinearDecay(Callback):
     """Learning rate ramped linearly from 0 to its peak, then linearly down to 0.
 
-    The schedule of seed 000's image experiments: the rate grows over the
+    The schedule of the image experiments of Ghazi et al. (2021, appendix): the rate grows over the
     first ``warmup_fraction`` of the fit's training steps (mini-batches) and
     decays to 0 at its last step. The peak is the net's ``lr``. Every fit
     (each LP-MST stage, warm-started or not) runs the whole schedule again,

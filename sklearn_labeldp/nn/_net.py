@@ -298,9 +298,10 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
     .. [1] Malek, M., Mironov, I., Prasad, K., Shilov, I. and Tramer, F.
        "Antipodes of label differential privacy: PATE and ALIBI", NeurIPS 2021
        (soft labels refreshed every epoch).
-    .. [2] Zhao, P., Wu, Y. and Shen, Z. "Enhancing learning with label
-       differential privacy by vector approximation", ICLR 2024, sec. 4.3 (one
-       network with K sigmoid outputs and binary cross-entropy).
+    .. [2] Zhao, P., Fan, R., Wu, H., Li, Q., Wu, J. and Liu, Z. "Enhancing
+       learning with label differential privacy by vector approximation",
+       arXiv:2405.15150, 2024 (ICLR 2025), Section 4.3 (one network with K
+       sigmoid outputs and binary cross-entropy).
     .. [3] Ghazi, B., Golowich, N., Kumar, R., Manurangsi, P. and Zhang, C.
        "Deep learning with label differential privacy", NeurIPS 2021 (mixup).
     .. [4] Zhang, H., Cisse, M., Dauphin, Y. N. and Lopez-Paz, D. "mixup:

@@ -30,8 +30,8 @@ def _check_n_outputs(n_outputs):
 class FashionCNN(nn.Module):
     """Small convolutional network for 28x28 grey-scale images (MNIST, Fashion-MNIST).
 
-    The network of Zhao et al.'s experiments: "two convolution and pooling layers
-    with dropout". Exactly::
+    The network of the experiments of Zhao et al. (2024, Section 5.2): "two
+    convolution and pooling layers with dropout". Exactly::
 
         conv 3x3, 32 channels, padding 1 -> ReLU -> max-pool 2x2
         conv 3x3, 64 channels, padding 1 -> ReLU -> max-pool 2x2
@@ -51,8 +51,9 @@ class FashionCNN(nn.Module):
 
     References
     ----------
-    .. [1] Zhao, P., Wu, Y. and Shen, Z. "Enhancing learning with label
-       differential privacy by vector approximation", ICLR 2024, sec. 5.2.
+    .. [1] Zhao, P., Fan, R., Wu, H., Li, Q., Wu, J. and Liu, Z. "Enhancing
+       learning with label differential privacy by vector approximation",
+       arXiv:2405.15150, 2024 (ICLR 2025), Section 5.2.
 
     Examples
     --------
@@ -138,9 +139,9 @@ class PreActResNet18(nn.Module):
     ----------
     .. [1] He, K., Zhang, X., Ren, S. and Sun, J. "Identity mappings in deep
        residual networks", ECCV 2016.
-    .. [2] Zhao, P., Wu, Y. and Shen, Z. "Enhancing learning with label
-       differential privacy by vector approximation", ICLR 2024 (ResNet-18 on
-       CIFAR).
+    .. [2] Zhao, P., Fan, R., Wu, H., Li, Q., Wu, J. and Liu, Z. "Enhancing
+       learning with label differential privacy by vector approximation",
+       arXiv:2405.15150, 2024 (ICLR 2025), Section 5.2 (ResNet-18 on CIFAR).
 
     Examples
     --------

@@ -1,9 +1,9 @@
 """Label-independent k-means groups of the public features, for cluster priors.
 
-Seed 000, Alg. 4 clusters the features into C groups and gives every example
-the noisy label histogram of its group as prior. The clustering here sees the
-features only, so the groups, and hence the histogram's sensitivity, do not
-depend on any label.
+Ghazi et al. (2021, Algorithm 4) cluster the features into C groups and give
+every example the noisy label histogram of its group as prior. The clustering
+here sees the features only, so the groups, and hence the histogram's
+sensitivity, do not depend on any label.
 """
 
 from numbers import Integral

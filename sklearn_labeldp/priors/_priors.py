@@ -36,8 +36,8 @@ def apply_temperature(proba, temperature):
     """Sharpen (temperature < 1) or flatten (> 1) probabilities: softmax(log p / T).
 
     Computed in log space so small probabilities do not underflow; zero
-    probabilities stay zero (seed 000, Appendix "Data splits and prior
-    temperature").
+    probabilities stay zero (Ghazi et al., 2021, appendix "Data splits and
+    prior temperature").
 
     Parameters
     ----------

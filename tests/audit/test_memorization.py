@@ -73,7 +73,7 @@ def test_private_estimators_pass_the_audit(data, name, eps):
 
 @pytest.mark.parametrize("name", ["RR", "ALIBI-Laplace"])
 def test_audit_is_not_vacuous_for_rr_and_alibi(data, name):
-    """Seed 002 finds ALIBI within ~2.5x of its bound; ask for 30% of eps at eps=4."""
+    """Malek et al. (2021) find ALIBI within ~2.5x of its bound; ask for 30% of eps at eps=4."""
     X, y = data
     res = label_memorization_audit(
         private_estimators(4.0)[name], X, y, n_canaries=N, random_state=2

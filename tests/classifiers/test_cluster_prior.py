@@ -194,7 +194,7 @@ def test_large_prior_epsilon_recovers_cluster_frequencies_and_small_k():
     # eps = 1 for RRWithPrior: k* = 1 on the pure blobs, 2 on the mixed one.
     k_blob = optimal_top_k(BLOB_FREQ, epsilon=1.0)
     assert k_blob.tolist() == [1, 2, 1]
-    assert clf.stage_k_[0] == pytest.approx(4 / 3)
+    assert clf.mechanism_params_["mean_k"][0] == pytest.approx(4 / 3)
     noisy, ids = clf.estimator_.y_seen_, ids_of(clf.estimator_.X_seen_)
     assert np.array_equal(np.sort(ids), np.arange(300))
     pure = blob[ids] != 1
@@ -203,7 +203,7 @@ def test_large_prior_epsilon_recovers_cluster_frequencies_and_small_k():
     # Without the prior, RR at the same eps = 1 would flip many pure labels.
     rr = RRWithPriorClassifier(RecordingClassifier(), epsilon=1.0, classes=CLASSES,
                                random_state=0).fit(X, y)
-    assert rr.stage_k_[0] == K
+    assert rr.mechanism_params_["mean_k"][0] == K
 
 
 def test_noisy_labels_lie_in_top_k_of_their_cluster_prior(circle_data):
@@ -215,7 +215,7 @@ def test_noisy_labels_lie_in_top_k_of_their_cluster_prior(circle_data):
     seen = ids_of(clf.estimator_.X_seen_ * 1e3)
     prior = clf.cluster_prior_[clf.clusterer_.labels_[seen]]
     k = optimal_top_k(prior, epsilon=2.0)
-    assert clf.stage_k_[0] == pytest.approx(k.mean())
+    assert clf.mechanism_params_["mean_k"][0] == pytest.approx(k.mean())
     order = np.argsort(-prior, axis=1, kind="stable")
     rank = np.argmax(order == clf.estimator_.y_seen_[:, None], axis=1)
     assert np.all(rank < k)
@@ -250,7 +250,7 @@ def test_later_stages_use_the_model_prior_with_the_remaining_epsilon(circle_data
     X, y = circle_data
     clf = cluster_clf(LogisticRegression(), n_stages=2, epsilon=3.0, prior_epsilon=1.0)
     clf.fit(X, y)
-    assert len(clf.estimators_) == 2 and clf.stage_k_.shape == (2,)
+    assert len(clf.estimators_) == 2 and clf.mechanism_params_["mean_k"].shape == (2,)
     assert clf.score(X, y) > 0.8
 
 

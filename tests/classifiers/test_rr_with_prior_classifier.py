@@ -68,7 +68,7 @@ def test_lp_1st_keep_rate_matches_rr():
     ).fit(X, y)
     ids = clf.estimator_.X_seen_[:, 0].astype(int)
     noisy, truth = clf.estimator_.y_seen_, y[ids]
-    assert clf.stage_k_.tolist() == [K]
+    assert clf.mechanism_params_["mean_k"].tolist() == [K]
     p_keep = np.exp(eps) / (np.exp(eps) + K - 1)
     assert stats.binomtest(int((noisy == truth).sum()), n, p_keep).pvalue > 1e-3
     # A flipped label is uniform over the K - 1 others.
@@ -91,8 +91,8 @@ def test_second_stage_uses_previous_model_as_prior():
         filter_earlier_stages=False,
         random_state=0,
     ).fit(X, y)
-    assert clf.stage_k_[0] == K
-    assert clf.stage_k_[1] == optimal_top_k(prior_rows[:1], epsilon=1.0)[0] == 1
+    assert clf.mechanism_params_["mean_k"][0] == K
+    assert clf.mechanism_params_["mean_k"][1] == optimal_top_k(prior_rows[:1], epsilon=1.0)[0] == 1
     first, second = clf.estimators_
     stage1_ids = set(first.X_seen_[:, 0].astype(int))
     seen = second.X_seen_[:, 0].astype(int)
@@ -117,7 +117,7 @@ def test_filtering_drops_earlier_labels_outside_top_k_f():
         n_stages=2,
         random_state=0,
     ).fit(X, y)
-    assert clf.stage_k_[1] == 2
+    assert clf.mechanism_params_["mean_k"][1] == 2
     first, second = clf.estimators_
     stage1_noisy = dict(zip(first.X_seen_[:, 0].astype(int), first.y_seen_, strict=True))
     expected_kept = {i for i, label in stage1_noisy.items() if label in (0, 1)}
@@ -155,14 +155,14 @@ def test_public_prior_array_and_model(circle_data):
     clf = RRWithPriorClassifier(
         epsilon=0.1, classes=CLASSES, prior=perfect, random_state=0
     ).fit(X, y)
-    assert clf.stage_k_[0] == pytest.approx(1.0)
+    assert clf.mechanism_params_["mean_k"][0] == pytest.approx(1.0)
     assert clf.score(X, y) > 0.9
 
     public_model = LogisticRegression().fit(X, y)
     clf = RRWithPriorClassifier(
         epsilon=0.1, classes=CLASSES, prior=public_model, random_state=0
     ).fit(X, y)
-    assert clf.stage_k_[0] < K
+    assert clf.mechanism_params_["mean_k"][0] < K
     assert clf.score(X, y) > 0.8
 
 

@@ -99,7 +99,7 @@ def test_alibi_noise_is_drawn_once_and_rounds_refine_the_posterior(data):
     np.testing.assert_allclose(third, expected, rtol=1e-12)  # same prior, same noise
     np.testing.assert_allclose(clf.soft_labels_, third)
     assert [m.n_fits_ for m in clf.estimators_] == [1, 1, 1]
-    assert clf.noise_scale_ == 2 / eps
+    assert clf.mechanism_params_["scale"] == 2 / eps
 
 
 @pytest.mark.parametrize("post", ["simplex", "argmax"])
@@ -119,8 +119,8 @@ def test_alibi_gaussian_reports_eps_delta(data):
     clf = ALIBIClassifier(LogisticRegression(), epsilon=2.0, noise="gaussian", delta=1e-5,
                           classes=CLASSES, random_state=0).fit(X, y)
     assert (clf.epsilon_, clf.delta_) == (2.0, 1e-5)
-    assert clf.noise_scale_ == gaussian_sigma_for_approx_dp(2.0, 1e-5, sensitivity=math.sqrt(2))
-    assert clf.privacy_spend_.params["rho"] == pytest.approx(1 / clf.noise_scale_**2)
+    assert clf.mechanism_params_["scale"] == gaussian_sigma_for_approx_dp(2.0, 1e-5, sensitivity=math.sqrt(2))
+    assert clf.privacy_spend_.params["rho"] == pytest.approx(1 / clf.mechanism_params_["scale"]**2)
     assert clf.score(X, y) > 0.6  # well above chance (0.2) despite sigma ~ 2.6
 
 

@@ -1,4 +1,4 @@
-"""Additive noise on the one-hot label and its post-processing (ALGORITHMS.md 1.5).
+"""Additive noise on the one-hot label and its post-processing (Malek et al., 2021).
 
 The posteriors are checked against a brute-force Bayes computation written from
 the noise densities, one hypothesis at a time: P(y = k | o) ∝ prior_k times the

@@ -1,7 +1,8 @@
-"""Noisy label histograms for priors (ALGORITHMS.md section 1.6) against the spec.
+"""Noisy label histograms for priors (Ghazi et al., 2021, Algorithm 4).
 
-The reference noise law is written from the spec: pmf ∝ exp(-a |z|), a = eps / 2,
-normalised over the integers, i.e. P(z) = (1 - e^-a) / (1 + e^-a) e^(-a |z|).
+The reference noise law is the geometric mechanism (Ghosh et al., 2009):
+pmf ∝ exp(-a |z|), a = eps / 2, normalised over the integers, i.e.
+P(z) = (1 - e^-a) / (1 + e^-a) e^(-a |z|).
 """
 
 import math

@@ -1,6 +1,6 @@
-"""Randomized response (ALGORITHMS.md section 1.1) against the spec.
+"""Randomized response (Warner, 1965; Ghazi et al., 2021, Section 3) against its definition.
 
-The reference law below is written from the spec text, independently of the
+The reference law below is written from the definition, independently of the
 library: P(out = y) = e^eps / (e^eps + K - 1), P(out = j) = 1 / (e^eps + K - 1).
 """
 

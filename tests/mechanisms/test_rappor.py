@@ -1,6 +1,6 @@
-"""RAPPOR unary encoding and its debiasing (ALGORITHMS.md section 1.4) against the spec.
+"""RAPPOR unary encoding and its debiasing (Zhao et al., 2024, eqs. 14 and 17).
 
-The reference law is written from the spec text, independently of the library:
+The reference law is written from the paper, independently of the library:
 P(Z_y = 1) = e^(eps/2) / (1 + e^(eps/2)), P(Z_j = 1) = 1 / (1 + e^(eps/2)), j != y,
 coordinates independent.
 """

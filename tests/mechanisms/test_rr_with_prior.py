@@ -1,6 +1,6 @@
-"""RRTop-k and RRWithPrior (ALGORITHMS.md sections 1.2 and 1.3) against the spec.
+"""RRTop-k and RRWithPrior (Ghazi et al., 2021, Algorithm 1 and Algorithm 2).
 
-The ``spec_*`` functions are written from the spec text, one example at a time,
+The ``spec_*`` functions are written from the paper, one example at a time,
 independently of the library: sort the labels by (-prior, index), keep the
 first k, score k by Alg. 2's w_k = S_k / (1 + (k - 1) e^-eps), and so on.
 """
@@ -26,7 +26,7 @@ from sklearn_labeldp.mechanisms import (
 N_CLASSES = [2, 3, 10, 50]
 
 
-# --- the spec, one example at a time -----------------------------------------
+# --- the definition, one example at a time ------------------------------------
 
 
 def spec_order(prior_row):
@@ -76,7 +76,7 @@ def spec_rr_with_prior_law(prior_row, epsilon):
 
 
 def make_priors(n_classes, seed):
-    """Prior rows of every kind the spec must handle, as a list of float lists."""
+    """Prior rows of every kind the mechanism must handle, as a list of float lists."""
     rng = np.random.default_rng(seed)
     rows = []
     for alpha in (0.1, 0.3, 1.0, 5.0):

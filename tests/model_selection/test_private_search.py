@@ -13,7 +13,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 import sklearn_labeldp._base as base_module
-import sklearn_labeldp.model_selection._search as search_module
+import sklearn_labeldp.model_selection._strategies as strategies
 from sklearn_labeldp.accounting import BudgetAccountant, BudgetError, PrivacySpend
 from sklearn_labeldp.classifiers import (
     ALIBIClassifier,
@@ -149,8 +149,8 @@ def test_published_rounds_are_charged_per_round(data):
 def test_random_stopping_number_of_rounds_is_geometric(data, monkeypatch):
     # Rounds are drawn before any label is read; stub the fits to count many searches fast.
     X, y = data[0][:100], data[1][:100]
-    monkeypatch.setattr(search_module, "_fit_candidate", lambda est, X, y, **kw: (_Constant(), []))
-    monkeypatch.setattr(search_module, "_holdout_mistakes", lambda model, X, y: 0)
+    monkeypatch.setattr(strategies, "_fit_candidate", lambda est, X, y, *a: (_Constant(), []))
+    monkeypatch.setattr(strategies, "_mistakes", lambda model, X, y: 0)
     monkeypatch.setattr(PrivateGridSearchCV, "_returned", lambda self, model: model)
     monkeypatch.setattr(
         PrivateGridSearchCV, "_plan_candidates",
@@ -158,7 +158,8 @@ def test_random_stopping_number_of_rounds_is_geometric(data, monkeypatch):
     )
     search = PrivateGridSearchCV(
         rr(), {"estimator__n_neighbors": [1, 5, 10, 25]}, epsilon=1.0,
-        strategy="random_stopping", stopping_probability=0.25, publish_rounds=True, accountant=BudgetAccountant(),
+        strategy="random_stopping", stopping_probability=0.25, publish_rounds=True,
+        accountant=BudgetAccountant(),
     )
     rng = np.random.default_rng(0)
     rounds = [
@@ -230,7 +231,8 @@ def test_budget_charged_before_any_label(data, strategy, monkeypatch):
         raise AssertionError("a label was read before the budget was charged")
 
     monkeypatch.setattr(base_module, "PrivateLabels", refuse)
-    monkeypatch.setattr(search_module, "_holdout_mistakes", refuse)
+    monkeypatch.setattr(strategies, "PrivateLabels", refuse)
+    monkeypatch.setattr(strategies, "_mistakes", refuse)
     acc = BudgetAccountant(epsilon=0.9)
     search = PrivateGridSearchCV(
         rr(), GRID, epsilon=1.0, strategy=strategy, random_state=0, accountant=acc
@@ -334,7 +336,7 @@ def test_seeded_search_is_reproducible(data):
          "mechanism"),
         ({"estimator": rr(n_stages=2), "strategy": "post_processing"}, "n_stages=1"),
         ({"estimator": ALIBIClassifier(classes=range(K)), "strategy": "post_processing"},
-         "supports"),
+         "learnt from again"),
         ({"estimator": KNeighborsClassifier()}, "epsilon"),
     ],
 )

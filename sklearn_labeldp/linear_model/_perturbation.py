@@ -1,0 +1,377 @@
+"""Calibration of the private ERM mechanisms from public quantities only.
+
+Every function here reads ``(epsilon, delta, n, the number of classes, the
+regularisation, the loss's constants, the neighbour relation)`` and nothing
+else: the parameters it returns are fixed before any label is read, and a
+fitted model exposes them as ``mechanism_params_``.
+
+- Objective and output perturbation (Chaudhuri, Monteleoni and Sarwate 2011),
+  pure epsilon-DP: :func:`perturbation_params`, with the branch rule of
+  :func:`objective_perturbation_params` and the noise of
+  :func:`sample_l2_gamma_noise`.
+- DP-Newton and DP-FC (Mehta, Krichene, Thakurta, Kurakin and Cutkosky 2023),
+  Gaussian noise accounted in zCDP (Bun and Steinke 2016):
+  :func:`second_order_params`.
+"""
+
+import math
+
+import numpy as np
+
+from ..accounting import approx_dp_to_zcdp
+from ._losses import LogisticLoss, neighbour_bounds
+
+__all__ = [
+    "objective_perturbation_params",
+    "one_vs_rest_epsilon",
+    "output_perturbation_beta",
+    "perturbation_params",
+    "sample_l2_gamma_noise",
+    "second_order_noise_multiplier",
+    "second_order_params",
+    "second_order_sensitivities",
+]
+
+
+def sample_l2_gamma_noise(dim, scale, random_state):
+    """A vector with density proportional to ``exp(-||b|| / scale)`` in ``R^dim``.
+
+    Its norm is ``Gamma(shape=dim, scale=scale)`` and its direction uniform on
+    the sphere (a normalised standard Gaussian vector).
+
+    Parameters
+    ----------
+    dim : int
+    scale : float
+    random_state : numpy.random.Generator
+
+    Returns
+    -------
+    ndarray of shape (dim,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_labeldp.linear_model._perturbation import sample_l2_gamma_noise
+    >>> sample_l2_gamma_noise(3, 0.5, np.random.default_rng(0)).shape
+    (3,)
+    """
+    direction = random_state.standard_normal(dim)
+    direction /= np.linalg.norm(direction)
+    return random_state.gamma(dim, scale) * direction
+
+
+def output_perturbation_beta(epsilon, n_samples, reg, gradient_sensitivity=2.0):
+    """``beta = n Lambda eps / g``: the output noise has density ``exp(-beta ||b||)``.
+
+    The minimiser of ``J`` has L2 sensitivity ``g / (n Lambda)`` when the
+    per-example gradient ``y l'(y f.z) z`` changes by at most ``g`` in norm
+    (Chaudhuri et al. 2011, Corollary 8: ``g = 2`` for ``|l'| <= 1``,
+    ``||z|| <= 1``; ``g`` from
+    :func:`~sklearn_labeldp.linear_model._losses.neighbour_bounds`).
+
+    Parameters
+    ----------
+    epsilon : float
+    n_samples : int
+    reg : float
+        ``Lambda``.
+    gradient_sensitivity : float, default=2.0
+        ``g``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.linear_model._perturbation import output_perturbation_beta
+    >>> output_perturbation_beta(1.0, 100, 0.01)
+    0.5
+    """
+    return n_samples * reg * epsilon / gradient_sensitivity
+
+
+def objective_perturbation_params(epsilon, n_samples, reg, c, *, hessian_rank=2):
+    """``(eps', Delta)`` of objective perturbation (Chaudhuri et al. 2011, Alg. 2, amended).
+
+    The proof of Theorem 9 of the paper bounds the ratio of the densities of
+    the output under neighbouring data sets by ``e^eps'`` (the noise ``b``,
+    density proportional to ``exp(-(eps'/g) ||b||)``, absorbs a per-example
+    gradient change of norm <= ``g``; the paper's ``g = 2`` gives its
+    ``exp(-(eps'/2) ||b||)``) times the ratio of the Jacobian determinants of
+    the map from ``b`` to the minimiser, ``det(A + E) / det(A)`` with ``A >= n
+    (Lambda + Delta) I`` and ``E`` the change of the loss Hessian ``sum_i
+    l''(y_i f.z_i) z_i z_i^T``. With ``r = hessian_rank`` the rank of ``E`` and
+    each of its eigenvalues in ``[-c, c]``, that ratio is at most ``(1 + c / (n
+    (Lambda + Delta)))^r``, so for any ``Delta >= 0`` fixed by public
+    quantities
+
+        eps' = eps - r log(1 + c / (n (Lambda + Delta)))
+
+    gives eps-DP when ``eps' > 0``:
+
+    - ``r = 2``: substitution of one whole example (the paper's setting:
+      ``(1 + c/(n Lambda))^2 = 1 + 2c/(n Lambda) + c^2/(n Lambda)^2``);
+    - ``r = 1``: a label change; ``z`` stays, so ``E = (l''(-m) - l''(m)) z
+      z^T`` has rank 1;
+    - ``r = 0``: a label change under a loss with an even ``l''`` (the
+      logistic loss): ``E = 0`` and ``eps' = eps``, ``Delta = 0``.
+
+    Branch (``r > 0``): ``Delta = 0`` and ``eps' = eps'(0)`` when ``eps'(0) >=
+    eps / 2``; otherwise ``Delta = c / (n (e^(eps/(2r)) - 1)) - Lambda`` (> 0),
+    for which ``r log(1 + c / (n (Lambda + Delta))) = eps / 2``, so ``eps' =
+    eps / 2``. With ``r = 2`` this is the paper's ``e^(eps/4)``. The paper's
+    Algorithm 2 switches at ``eps'(0) > 0`` instead, so that just above 0 it
+    keeps almost no budget for the noise (e.g. full DP on Adult at eps = 0.1,
+    ``C = 0.1``: ``eps' = 0.0024``) where this rule keeps ``eps / 2``. Both are
+    eps-DP for any ``Delta`` fixed by public quantities, and this rule's
+    ``eps'`` is never smaller: the two agree when ``eps'(0) >= eps / 2`` or
+    ``eps'(0) <= 0``, and in between this one has ``eps / 2 > eps'(0)``.
+    ``Delta`` depends on ``(eps, n, Lambda, c, r)`` only, never on the data.
+
+    Parameters
+    ----------
+    epsilon : float
+    n_samples : int
+    reg : float
+        ``Lambda``.
+    c : float
+        Bound on ``l''``.
+    hessian_rank : {0, 1, 2}, default=2
+        ``r`` above.
+
+    Returns
+    -------
+    eps_prime : float
+    extra_reg : float
+        ``Delta``.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.linear_model._perturbation import objective_perturbation_params
+    >>> objective_perturbation_params(1.0, 100, 0.01, 0.25)  # eps' = 1 - 2 log(1.25)
+    (0.5537..., 0.0)
+    >>> objective_perturbation_params(1.0, 100, 0.01, 0.25, hessian_rank=0)
+    (1.0, 0.0)
+    >>> objective_perturbation_params(1.0, 100, 0.005, 0.25)  # eps'(0) = 0.189 < eps / 2
+    (0.5, 0.0038020...)
+    """
+    if hessian_rank == 0:
+        return float(epsilon), 0.0
+    jacobian = hessian_rank * math.log1p(c / (n_samples * reg))  # eps - eps'(0)
+    if jacobian <= epsilon / 2.0:
+        return epsilon - jacobian, 0.0
+    # c / (n Lambda) > e^(eps/(2r)) - 1 here, so Delta > 0 (the clamp only absorbs a
+    # rounding error at the boundary) and the exponent is small (no overflow).
+    extra = c / (n_samples * math.expm1(epsilon / (2.0 * hessian_rank))) - reg
+    return epsilon / 2.0, max(extra, 0.0)
+
+
+def one_vs_rest_epsilon(epsilon, n_classes, privacy):
+    """Number of binary problems and the epsilon each runs with.
+
+    Two classes give one problem with the whole epsilon. With ``K > 2``
+    classes there are ``K`` one-vs-rest problems: a label change flips the
+    binary labels of 2 of them (``epsilon / 2`` each), a whole example enters
+    all ``K`` (``epsilon / K`` each).
+
+    Parameters
+    ----------
+    epsilon : float
+    n_classes : int
+    privacy : {"label", "full"}
+
+    Returns
+    -------
+    n_problems : int
+    epsilon_per_problem : float
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.linear_model._perturbation import one_vs_rest_epsilon
+    >>> one_vs_rest_epsilon(1.0, 5, "label"), one_vs_rest_epsilon(1.0, 5, "full")
+    ((5, 0.5), (5, 0.2))
+    """
+    if n_classes == 2:
+        return 1, epsilon
+    return n_classes, epsilon / (2 if privacy == "label" else n_classes)
+
+
+def perturbation_params(solver, *, epsilon, n_samples, n_classes, reg, loss, privacy):
+    """The public parameters of objective or output perturbation.
+
+    Parameters
+    ----------
+    solver : {"objective", "output"}
+    epsilon : float
+        Of the whole fit; split by :func:`one_vs_rest_epsilon`.
+    n_samples : int
+    n_classes : int
+    reg : float
+        ``Lambda``.
+    loss : LogisticLoss or HuberHingeLoss
+    privacy : {"label", "full"}
+
+    Returns
+    -------
+    dict
+        ``n_problems``, ``epsilon_per_problem``, ``regularization``
+        (``Lambda``), ``gradient_sensitivity`` (``g``) and ``noise_scale``:
+        the noise ``b`` has density proportional to ``exp(-||b|| /
+        noise_scale)`` (``g / eps'`` for objective perturbation, ``1 / beta``
+        for output perturbation). Objective perturbation adds
+        ``hessian_rank`` (``r``), ``curvature_bound`` (``c``),
+        ``epsilon_prime`` (``eps'``) and ``extra_regularization``
+        (``Delta``).
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.linear_model._losses import LogisticLoss
+    >>> from sklearn_labeldp.linear_model._perturbation import perturbation_params
+    >>> params = perturbation_params("output", epsilon=1.0, n_samples=100, n_classes=2,
+    ...                              reg=0.01, loss=LogisticLoss(), privacy="label")
+    >>> params["noise_scale"]  # 1 / beta, beta = n Lambda eps / g with g = 1
+    1.0
+    """
+    n_problems, eps_problem = one_vs_rest_epsilon(epsilon, n_classes, privacy)
+    g, r = neighbour_bounds(loss, privacy)
+    params = dict(n_problems=n_problems, epsilon_per_problem=eps_problem, regularization=reg,
+                  gradient_sensitivity=g)
+    if solver == "output":
+        return {**params, "noise_scale": 1.0 / output_perturbation_beta(eps_problem, n_samples,
+                                                                          reg, g)}
+    eps_prime, extra = objective_perturbation_params(eps_problem, n_samples, reg, loss.c,
+                                                     hessian_rank=r)
+    return {**params, "hessian_rank": r, "curvature_bound": loss.c, "epsilon_prime": eps_prime,
+            "extra_regularization": extra, "noise_scale": g / eps_prime}
+
+
+def second_order_sensitivities(solver, n_classes, privacy):
+    """L2 sensitivities of the sums DP-Newton or DP-FC releases (rows of norm <= 1).
+
+    With ``m`` binary problems (1 when K = 2, K otherwise):
+
+    - the gradient ``sum_i (sigmoid(Theta z_i) - e_i) z_i^T`` (an ``m x d``
+      matrix): a label change alters one example's term by ``(e_old - e_new)
+      z^T``, of Frobenius norm <= sqrt(2) (<= 1 when m = 1); adding or removing
+      a whole example changes it by at most sqrt(m) (every residual is in [-1,
+      1]);
+    - the Hessians ``sum_i p_ij (1 - p_ij) z_i z_i^T`` (Newton) and the Gram
+      matrix ``G = sum_i z_i z_i^T`` (FC) do not read the labels (``Theta`` is
+      a post-processing of earlier noisy releases): under label DP they are
+      released without noise; under full DP (add/remove) their sensitivities
+      are ``sqrt(m) / 4`` (the m Hessians together) and 1.
+
+    Parameters
+    ----------
+    solver : {"newton", "fc"}
+    n_classes : int
+    privacy : {"label", "full"}
+
+    Returns
+    -------
+    n_problems : int
+    sensitivities : dict
+        ``"gradient"``, and under full DP ``"hessian"`` (Newton) or ``"gram"``
+        (FC).
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.linear_model._perturbation import second_order_sensitivities
+    >>> second_order_sensitivities("fc", 4, "full")
+    (4, {'gradient': 2.0, 'gram': 1.0})
+    """
+    m = 1 if n_classes == 2 else n_classes
+    if privacy == "label":
+        return m, {"gradient": 1.0 if m == 1 else math.sqrt(2.0)}
+    if solver == "newton":
+        return m, {"gradient": math.sqrt(m), "hessian": LogisticLoss.c * math.sqrt(m)}
+    return m, {"gradient": math.sqrt(m), "gram": 1.0}
+
+
+def second_order_noise_multiplier(rho, solver, privacy, n_noisy_steps):
+    """The noise multiplier ``s`` that makes a DP-Newton or DP-FC run ``rho``-zCDP.
+
+    Every release adds Gaussian noise of std ``s`` times its L2 sensitivity,
+    so each costs ``1 / (2 s^2)`` and ``k`` releases ``k / (2 s^2)`` (zCDP
+    composes by adding ``rho``). ``T = n_noisy_steps`` steps release ``k = T``
+    gradients under label DP (the curvature reads no label), ``2 T`` under
+    full DP for Newton (a gradient and the Hessians each step) and ``T + 1``
+    for FC (the gradients and ``G`` once).
+
+    Parameters
+    ----------
+    rho : float
+    solver : {"newton", "fc"}
+    privacy : {"label", "full"}
+    n_noisy_steps : int
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.linear_model._perturbation import second_order_noise_multiplier
+    >>> second_order_noise_multiplier(0.5, "fc", "label", 4)
+    2.0
+    """
+    if privacy == "label":
+        releases = n_noisy_steps
+    elif solver == "newton":
+        releases = 2 * n_noisy_steps
+    else:
+        releases = n_noisy_steps + 1
+    return math.sqrt(releases / (2.0 * rho))
+
+
+def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, privacy,
+                        n_noisy_steps):
+    """The public parameters of DP-Newton or DP-FC at ``(epsilon, delta)``.
+
+    ``rho`` is the largest zCDP parameter whose conversion (Canonne, Kamath
+    and Steinke 2020) is within ``(epsilon, delta)``; the noise multiplier
+    follows from :func:`second_order_noise_multiplier`, and each released mean
+    (a sum divided by the public ``n``) gets noise of std ``s * sensitivity /
+    n``.
+
+    Parameters
+    ----------
+    solver : {"newton", "fc"}
+    epsilon : float
+    delta : float
+        In (0, 1).
+    n_samples : int
+    n_classes : int
+    reg : float
+        ``Lambda``.
+    privacy : {"label", "full"}
+    n_noisy_steps : int
+
+    Returns
+    -------
+    dict
+        ``n_problems``, ``regularization``, ``n_noisy_steps``, ``rho``,
+        ``noise_multiplier`` (``s``), ``sensitivities`` (of the sums, see
+        :func:`second_order_sensitivities`) and ``noise_stds`` (of the noise on
+        each released mean, same keys).
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.linear_model._perturbation import second_order_params
+    >>> params = second_order_params("newton", epsilon=1.0, delta=1e-5, n_samples=100,
+    ...                              n_classes=2, reg=0.01, privacy="label", n_noisy_steps=5)
+    >>> sorted(params["noise_stds"])  # under label DP only the gradient is noised
+    ['gradient']
+    """
+    rho = approx_dp_to_zcdp(epsilon, delta)
+    if rho <= 0:
+        raise ValueError(f"epsilon={epsilon!r} is too small for any positive rho.")
+    s = second_order_noise_multiplier(rho, solver, privacy, n_noisy_steps)
+    n_problems, sensitivities = second_order_sensitivities(solver, n_classes, privacy)
+    return dict(
+        n_problems=n_problems, regularization=reg, n_noisy_steps=n_noisy_steps, rho=rho,
+        noise_multiplier=s, sensitivities=sensitivities,
+        noise_stds={key: s * value / n_samples for key, value in sensitivities.items()},
+    )

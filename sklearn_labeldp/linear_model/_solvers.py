@@ -1,0 +1,182 @@
+"""The private ERM solvers, registered by name in :data:`SOLVERS`.
+
+Each solver is a small object with
+
+- ``mechanism``: its name in the fitted ``privacy_spend_``;
+- ``zcdp``: True for Gaussian noise accounted in zCDP (``delta`` in (0, 1)),
+  False for pure epsilon-DP (``delta`` must be 0);
+- ``reports_n_iter``: whether its step count is a public parameter, reported
+  as ``n_iter_`` (an optimiser's iteration count depends on the labels and is
+  not);
+- ``calibrate(setting)``: the public mechanism parameters (a dict, the fitted
+  ``mechanism_params_``), from an :class:`ERMSetting` and nothing else;
+- ``train(codes, *, Z, setting, params, random_state)``: the private training,
+  label codes first, called only through ``PrivateLabels.release``; returns
+  the coefficients of every binary problem on the mapped features ``Z``.
+
+Solvers: objective and output perturbation (Chaudhuri, Monteleoni and Sarwate
+2011) through :func:`perturbed_erm`, DP-Newton and DP-FC (Mehta, Krichene,
+Thakurta, Kurakin and Cutkosky 2023) through
+:func:`~sklearn_labeldp.linear_model._second_order.noisy_second_order_logistic`.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._minimise import minimise
+from ._perturbation import perturbation_params, sample_l2_gamma_noise, second_order_params
+from ._second_order import noisy_second_order_logistic
+
+__all__ = ["SOLVERS", "ERMSetting", "perturbed_erm"]
+
+
+@dataclass(frozen=True)
+class ERMSetting:
+    """The public description of one private ERM fit: everything a solver reads but labels.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The fit's budget.
+    privacy : {"label", "full"}
+    loss : LogisticLoss or HuberHingeLoss
+    n_samples, n_classes : int
+    regularization : float
+        ``Lambda`` on the mapped features.
+    tol : float
+        Gradient-norm tolerance of the exact minimiser (objective/output).
+    max_iter : int
+        Iterations allowed to the exact minimiser (objective/output).
+    n_noisy_steps : int or None
+        Noisy steps of DP-Newton and DP-FC; None for a loss without them.
+    """
+
+    epsilon: float
+    delta: float
+    privacy: str
+    loss: object
+    n_samples: int
+    n_classes: int
+    regularization: float
+    tol: float
+    max_iter: int
+    n_noisy_steps: int = None
+
+
+def perturbed_erm(codes, *, Z, n_classes, loss, solver, params, tol, max_iter, random_state):
+    """One-vs-rest private ERM: objective or output perturbation of each binary problem.
+
+    Objective perturbation minimises ``J(f) + b.f / n + (Delta/2) ||f||^2``;
+    output perturbation releases ``argmin J + b``. Either way ``||b|| ~
+    Gamma(d, noise_scale)`` in a uniform direction, one draw per problem.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples,)
+        Private label codes; only :meth:`PrivateLabels.release` passes them.
+    Z : {ndarray, sparse matrix} of shape (n_samples, d)
+        Public features, rows of norm <= 1.
+    n_classes : int
+        One binary problem (``codes == 1`` positive) when 2, else one per class.
+    loss : LogisticLoss or HuberHingeLoss
+    solver : {"objective", "output"}
+    params : dict
+        From :func:`~sklearn_labeldp.linear_model._perturbation.perturbation_params`:
+        ``regularization`` (``Lambda``), ``noise_scale`` and, for
+        ``"objective"``, ``extra_regularization`` (``Delta``).
+    tol : float
+    max_iter : int
+        Of the exact minimiser; :class:`ConvergenceError` when not met.
+    random_state : numpy.random.Generator
+
+    Returns
+    -------
+    coef : ndarray of shape (n_problems, d)
+        Only the coefficients: the optimiser's iteration count depends on the
+        labels and is not covered by the guarantee, so it is not released.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_labeldp.linear_model._losses import LogisticLoss
+    >>> from sklearn_labeldp.linear_model._solvers import perturbed_erm
+    >>> Z = np.array([[0.6, 0.0], [0.0, 0.8], [0.5, 0.5]])
+    >>> perturbed_erm(np.array([1, 0, 1]), Z=Z, n_classes=2, loss=LogisticLoss(),
+    ...               solver="output", params={"regularization": 0.1, "noise_scale": 0.01},
+    ...               tol=1e-8, max_iter=100, random_state=np.random.default_rng(0)).shape
+    (1, 2)
+    """
+    n, d = Z.shape
+    reg, scale = params["regularization"], params["noise_scale"]
+    positives = [1] if n_classes == 2 else range(n_classes)
+    coef = np.zeros((len(positives), d))
+    for row, positive in enumerate(positives):
+        signs = np.where(codes == positive, 1.0, -1.0)
+        if solver == "objective":
+            b = sample_l2_gamma_noise(d, scale, random_state)
+            extra = params["extra_regularization"]
+            coef[row], _ = minimise(loss, Z, signs, reg + extra, b / n, tol, max_iter)
+        else:
+            f, _ = minimise(loss, Z, signs, reg, np.zeros(d), tol, max_iter)
+            coef[row] = f + sample_l2_gamma_noise(d, scale, random_state)
+    return coef
+
+
+class _Perturbation:
+    """Objective or output perturbation: pure epsilon-DP, needs the exact minimiser."""
+
+    zcdp = False
+    reports_n_iter = False
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.mechanism = f"ERM {kind} perturbation"
+
+    def calibrate(self, setting):
+        return perturbation_params(
+            self.kind, epsilon=setting.epsilon, n_samples=setting.n_samples,
+            n_classes=setting.n_classes, reg=setting.regularization, loss=setting.loss,
+            privacy=setting.privacy,
+        )
+
+    def train(self, codes, *, Z, setting, params, random_state):
+        return perturbed_erm(
+            codes, Z=Z, n_classes=setting.n_classes, loss=setting.loss, solver=self.kind,
+            params=params, tol=setting.tol, max_iter=setting.max_iter,
+            random_state=random_state,
+        )
+
+
+class _SecondOrder:
+    """DP-Newton or DP-FC (logistic loss only): Gaussian noise, zCDP, a public step count."""
+
+    zcdp = True
+    reports_n_iter = True
+
+    def __init__(self, kind, mechanism):
+        self.kind = kind
+        self.mechanism = mechanism
+
+    def calibrate(self, setting):
+        return second_order_params(
+            self.kind, epsilon=setting.epsilon, delta=setting.delta,
+            n_samples=setting.n_samples, n_classes=setting.n_classes,
+            reg=setting.regularization, privacy=setting.privacy,
+            n_noisy_steps=setting.n_noisy_steps,
+        )
+
+    def train(self, codes, *, Z, setting, params, random_state):
+        return noisy_second_order_logistic(
+            codes, Z=Z, n_classes=setting.n_classes, solver=self.kind,
+            n_noisy_steps=params["n_noisy_steps"], reg=params["regularization"],
+            noise_stds=params["noise_stds"], random_state=random_state,
+        )
+
+
+SOLVERS = {
+    "objective": _Perturbation("objective"),
+    "output": _Perturbation("output"),
+    "newton": _SecondOrder("newton", "DP-Newton"),
+    "fc": _SecondOrder("fc", "DP-FC"),
+}

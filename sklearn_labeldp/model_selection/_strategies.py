@@ -1,0 +1,299 @@
+"""The three strategies of PrivateGridSearchCV, each a function of the search.
+
+Every strategy plans its candidates' spends from label-free planning fits,
+charges the whole spend once, and only then reads labels, through
+:class:`~sklearn_labeldp._private_labels.PrivateLabels`: each candidate fit and
+each selection is one release whose per-example cost the holder checks
+against the charged total.
+"""
+
+import warnings
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.model_selection import KFold
+from sklearn.utils import _safe_indexing
+
+from .._base import seed_estimator
+from .._private_labels import PrivateLabels
+from ..accounting import BudgetAccountant, PrivacyBudget, PrivacySpend
+from ..exceptions import BudgetError
+from ..utils import derived_random_state
+from ._exponential import exponential_mechanism
+
+__all__ = ["fit_holdout", "fit_post_processing", "fit_random_stopping"]
+
+
+class ChargeReached(Exception):
+    """A planning fit reached its budget charge: every label-free check passed."""
+
+    def __init__(self, spend):
+        super().__init__(spend)
+        self.spend = spend
+
+
+class PlanningAccountant(BudgetAccountant):
+    """Stops a fit at its charge and hands back the spend it planned.
+
+    The fit template charges only after validating its data and parameters and
+    trying its base estimator on label-free targets, and before its mechanism
+    reads any label: the search learns each candidate's own ``(epsilon,
+    delta)`` that way, and a configuration error surfaces before the search
+    charges anything.
+    """
+
+    def spend(self, epsilon, delta=0.0):
+        raise ChargeReached(self._as_spend(epsilon, delta))
+
+
+class PrepaidAccountant(BudgetAccountant):
+    """Admits one candidate's spend, already charged by the search as part of its own."""
+
+    def __init__(self, planned):
+        super().__init__()
+        self._planned = planned
+
+    def spend(self, epsilon, delta=0.0):
+        spend = self._as_spend(epsilon, delta)
+        if not self._planned.budget.covers(spend.budget):
+            raise BudgetError(
+                f"a candidate tried to spend {spend.budget}, more than the "
+                f"{self._planned.budget} its planning fit declared and the search charged."
+            )
+
+
+def _fit_candidate(estimator, X, y, record_warnings=False):
+    """Fit one candidate; optionally return its warnings instead of emitting them."""
+    if not record_warnings:
+        return estimator.fit(X, y), []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        estimator.fit(X, y)
+    return estimator, [(w.message, w.category) for w in caught]
+
+
+def _fit_on_parts(y, *, configured, X, parts, n_jobs):
+    """Fit candidate ``i`` on the rows of ``parts[i]``; ``y`` holds their labels in order.
+
+    A mechanism in the sense of :class:`PrivateLabels`: it reads the labels of
+    the concatenated parts and nothing else.
+    """
+    labels = np.split(y, np.cumsum([part.size for part in parts])[:-1])
+    return _fit_all(configured, [_safe_indexing(X, part) for part in parts], labels, n_jobs)
+
+
+def _fit_all(configured, Xs, ys, n_jobs, record_warnings=False):
+    return Parallel(n_jobs=n_jobs)(
+        delayed(_fit_candidate)(estimator, X_part, y_part, record_warnings)
+        for estimator, X_part, y_part in zip(configured, Xs, ys, strict=True)
+    )
+
+
+def _mistakes(model, X, y):
+    """The number of mistakes on held-out labels: never published, only privatised."""
+    return int(np.sum(np.asarray(model.predict(X)) != np.asarray(y)))
+
+
+def _select_by_exponential_mechanism(y, *, models, X, epsilon, rng):
+    """The exponential mechanism on the mistake counts of ``models`` (sensitivity 1)."""
+    mistakes = np.array([_mistakes(model, X, y) for model in models], dtype=np.float64)
+    return exponential_mechanism(-mistakes, epsilon=epsilon, sensitivity=1.0, random_state=rng)
+
+
+def _noisy_accuracies(y, *, models, X, epsilon, rng):
+    """Validation accuracy of each model from a Laplace(1 / epsilon) mistake count."""
+    mistakes = np.array([_mistakes(model, X, y) for model in models], dtype=np.float64)
+    return 1.0 - (mistakes + rng.laplace(scale=1.0 / epsilon, size=mistakes.size)) / len(y)
+
+
+def fit_holdout(search, X, y, candidates, rng):
+    """Train candidate ``i`` on part ``i`` and select on part ``m + 1`` (Chaudhuri et al.)."""
+    m, n = len(candidates), X.shape[0]
+    if n < m + 1:
+        raise ValueError(
+            f"strategy='holdout' splits the data into n_candidates + 1 = {m + 1} parts, "
+            f"but there are only {n} samples."
+        )
+    split_rng, select_rng, candidate_rng = rng.spawn(3)
+    parts = np.array_split(split_rng.permutation(n), m + 1)
+    planned = [
+        search._plan_candidates([params], search.epsilon, _safe_indexing(X, part), y[part])[0]
+        for params, part in zip(candidates, parts, strict=False)
+    ]
+    spend = PrivacySpend.compose(
+        "PrivateGridSearchCV(holdout)",
+        [
+            *planned,
+            PrivacySpend.leaf("exponential mechanism", search.epsilon,
+                              n_samples=int(parts[m].size), sensitivity=1),
+        ],
+        "parallel",
+        n_candidates=m,
+    )
+    search._accountant().spend(spend)  # BudgetError here: no label read yet
+    labels = PrivateLabels(y, None, spend.epsilon)
+    configured = [
+        search._configured(params, search.epsilon, PrepaidAccountant(plan), child)
+        for params, plan, child in zip(candidates, planned, candidate_rng.spawn(m), strict=True)
+    ]
+    fitted = labels.release(
+        _fit_on_parts, np.concatenate(parts[:m]), privacy_cost=spend.epsilon,
+        configured=configured, X=X, parts=parts[:m], n_jobs=search.n_jobs,
+    )
+    models = [model for model, _ in fitted]
+    best = labels.release(
+        _select_by_exponential_mechanism, parts[m], privacy_cost=search.epsilon,
+        models=models, X=_safe_indexing(X, parts[m]), epsilon=search.epsilon, rng=select_rng,
+    )
+    results = {
+        "n_train_samples": np.array([part.size for part in parts[:m]]),
+        "selected": np.arange(m) == best,
+    }
+    return results, best, models[best], spend, {}
+
+
+def _run_rounds(y, *, configured, X, train, val, epsilon, rng, n_jobs):
+    """Random stopping's rounds: fits on the training rows, noisy scores on the others.
+
+    ``y`` holds the labels of ``train`` followed by those of ``val``.
+    """
+    X_train, y_train = _safe_indexing(X, train), y[: train.size]
+    rounds = len(configured)
+    fitted = _fit_all(configured, [X_train] * rounds, [y_train] * rounds, n_jobs,
+                      record_warnings=True)
+    models = [model for model, _ in fitted]
+    noisy = _noisy_accuracies(y[train.size:], models=models, X=_safe_indexing(X, val),
+                              epsilon=epsilon, rng=rng)
+    return fitted, noisy
+
+
+def fit_random_stopping(search, X, y, candidates, rng):
+    """Liu and Talwar's random stopping: the best of a geometric number of rounds."""
+    m, n = len(candidates), X.shape[0]
+    gamma = 1.0 / m if search.stopping_probability is None else float(search.stopping_probability)
+    eps0 = search.epsilon / 3.0
+    n_val = int(round(search.validation_fraction * n))
+    if not 1 <= n_val < n:
+        raise ValueError(
+            f"validation_fraction={search.validation_fraction} leaves an empty training "
+            f"or validation part for n_samples={n}."
+        )
+    split_rng, plan_rng, noise_rng, candidate_rng = rng.spawn(4)
+    perm = split_rng.permutation(n)
+    val, train = perm[:n_val], perm[n_val:]
+    planned = search._plan_candidates(candidates, eps0, _safe_indexing(X, train), y[train])
+    spending_delta = [c for c, p in zip(candidates, planned, strict=True) if p.delta > 0]
+    if spending_delta:
+        raise ValueError(
+            f"strategy='random_stopping' needs pure-DP candidates, but {spending_delta} "
+            "spend delta > 0: Liu and Talwar's 3 * eps0 bound is proven here for "
+            "eps0-DP rounds only. Use strategy='holdout', whose parallel composition "
+            "covers (epsilon, delta) candidates."
+        )
+    # T and the candidates drawn are label-independent, so they can be drawn first.
+    n_rounds = int(plan_rng.geometric(gamma))
+    drawn = plan_rng.integers(m, size=n_rounds)
+    if search.publish_rounds:
+        spend = PrivacySpend.compose(
+            "PrivateGridSearchCV(random_stopping, published rounds)",
+            [
+                PrivacySpend.compose(
+                    "random stopping round",
+                    [planned[c], PrivacySpend.leaf("Laplace count", eps0, n_samples=n_val)],
+                    "parallel",
+                )
+                for c in drawn
+            ],
+            "sequential",
+            stopping_probability=gamma,
+        )
+    else:
+        # Only the winner is released and T stays secret: the record holds
+        # nothing that depends on T.
+        spend = PrivacySpend(
+            "PrivateGridSearchCV(random_stopping)",
+            PrivacyBudget(search.epsilon),
+            {"round_epsilon": eps0, "stopping_probability": gamma,
+             "theorem": "Liu-Talwar 2019: geometric random stopping, 3 * round_epsilon"},
+        )
+    search._accountant().spend(spend)  # BudgetError here: no label read yet
+    labels = PrivateLabels(y, None, spend.epsilon)
+    configured = [
+        search._configured(candidates[c], eps0, PrepaidAccountant(planned[c]), child)
+        for c, child in zip(drawn, candidate_rng.spawn(n_rounds), strict=True)
+    ]
+    # One release: the whole loop is the 3 * eps0-DP algorithm of the theorem.
+    fitted, noisy = labels.release(
+        _run_rounds, np.concatenate([train, val]), privacy_cost=spend.epsilon,
+        configured=configured, X=X, train=train, val=val, epsilon=eps0, rng=noise_rng,
+        n_jobs=search.n_jobs,
+    )
+    winner = int(np.argmax(noisy))
+    best = int(drawn[winner])
+    # The winner's warnings are part of its (covered) output; the losers' are not
+    # released, and neither is their number.
+    for message, category in fitted[winner][1]:
+        warnings.warn(message, category, stacklevel=4)
+    extra = {"best_score_": float(noisy[winner])}
+    if search.publish_rounds:
+        extra["rounds_"] = {"candidate": drawn, "score": noisy}
+    return {"selected": np.arange(m) == best}, best, fitted[winner][0], spend, extra
+
+
+def _agreement(reuse, base, X, train, test):
+    return reuse.agreement(reuse.fit(clone(base), X, train), X, test)
+
+
+def fit_post_processing(search, X, y, candidates, rng):
+    """Privatise once, then cross-validate every base learner on the privatised targets."""
+    template_rng, cv_rng, base_rng = rng.spawn(3)
+    prefix = search._private_prefix()
+    template = clone(search.estimator).set_params(
+        **{prefix + "epsilon": search.epsilon, prefix + "accountant": search._accountant(),
+           prefix + "random_state": template_rng}
+    )
+    # The one release of the labels, read through the template's own
+    # PrivateLabels after it has charged the accountant.
+    template.fit(X, y)
+    spend = PrivacySpend.compose(
+        "PrivateGridSearchCV(post_processing)",
+        [template.privacy_spend_],
+        "sequential",
+        n_candidates=len(candidates),
+    )
+    # Everything below reads only the privatised targets.
+    reuse = template.reusable_targets()
+    folds = list(
+        KFold(search.cv, shuffle=True, random_state=derived_random_state(cv_rng)).split(X)
+    )
+    bases = [
+        seed_estimator(clone(_base_estimator(search, template, params)), child)
+        for params, child in zip(candidates, base_rng.spawn(len(candidates)), strict=True)
+    ]
+    observed = np.array(
+        Parallel(n_jobs=search.n_jobs)(
+            delayed(_agreement)(reuse, base, X, train, test)
+            for base in bases
+            for train, test in folds
+        )
+    ).reshape(len(candidates), len(folds))
+    debiased = reuse.debias(observed)
+    mean = debiased.mean(axis=1)
+    best = int(np.argmax(mean))
+    results = {f"split{k}_test_score": debiased[:, k] for k in range(len(folds))}
+    results.update(
+        mean_test_score=mean,
+        std_test_score=debiased.std(axis=1),
+        rank_test_score=(np.argsort(np.argsort(-mean, kind="stable")) + 1).astype(np.int32),
+        mean_observed_score=observed.mean(axis=1),
+    )
+    best_model = reuse.fit(bases[best], X, np.arange(X.shape[0]))
+    best_estimator = template.with_final_estimator(best_model).set_params(**candidates[best])
+    return results, best, best_estimator, spend, {"best_score_": float(mean[best])}
+
+
+def _base_estimator(search, template, params):
+    """The base learner of one candidate: the grid's, or the template's default."""
+    base = clone(search.estimator).set_params(**params).get_params()["estimator"]
+    return template.estimator_ if base is None else base
