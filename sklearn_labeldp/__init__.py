@@ -2,19 +2,40 @@
 
 Features are public, labels are private: every estimator here touches ``y``
 only through a differentially private mechanism and reports what it spent in
-``epsilon_``, ``delta_`` and ``privacy_spend_``.
+``epsilon_``, ``delta_`` and ``privacy_spend_``. The estimators, the private
+search, the accountant and the library's errors and warnings are importable
+from here; each subpackage keeps its own names too.
 """
 
-from .accounting import BudgetAccountant
-from .classifiers import RRWithPriorClassifier
-from .exceptions import BudgetError, PrivacyLeakWarning
+from .accounting import BudgetAccountant, PrivacyBudget, PrivacySpend, default_accountant
+from .classifiers import ALIBIClassifier, RRWithPriorClassifier, VectorApproxClassifier
+from .exceptions import BudgetError, ConvergenceError, PrivacyLeakWarning, RowClippingWarning
+from .linear_model import (
+    DPLeastSquaresClassifier,
+    DPLinearSVC,
+    DPLogisticRegression,
+    NormalizedRandomFourierFeatures,
+)
+from .model_selection import PrivateGridSearchCV
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "ALIBIClassifier",
     "BudgetAccountant",
     "BudgetError",
+    "ConvergenceError",
+    "DPLeastSquaresClassifier",
+    "DPLinearSVC",
+    "DPLogisticRegression",
+    "NormalizedRandomFourierFeatures",
+    "PrivacyBudget",
     "PrivacyLeakWarning",
+    "PrivacySpend",
+    "PrivateGridSearchCV",
     "RRWithPriorClassifier",
+    "RowClippingWarning",
+    "VectorApproxClassifier",
     "__version__",
+    "default_accountant",
 ]

@@ -41,13 +41,6 @@ from .exceptions import PrivacyLeakWarning
 from .priors import model_prior
 from .utils import SECURE, derived_random_state, forget_derived_seeds, spawn_generators
 
-__all__ = [
-    "ReplayKeyWarningMixin",
-    "BaseLabelDPClassifier",
-    "BaseLabelDPMetaClassifier",
-    "CodeClassifierPredictMixin",
-    "DecisionFunctionPredictMixin",
-]
 
 
 def _estimator_has(attr):

@@ -45,16 +45,6 @@ _NATIVE_FIT = {"soft": "fit_soft", "bits": "fit_bits"}
 def _learns_natively(estimator, kind):
     return kind in _NATIVE_FIT and hasattr(estimator, _NATIVE_FIT[kind])
 
-__all__ = [
-    "BitColumnClassifiers",
-    "ReusableTargets",
-    "check_target_capability",
-    "fit_bit_targets",
-    "fit_soft_targets",
-    "predict_bit_scores",
-    "predict_soft_targets",
-    "supports_target_refresh",
-]
 
 
 def check_target_capability(estimator, kind):

@@ -99,7 +99,7 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
     References
     ----------
     .. [1] M. Malek, I. Mironov, K. Prasad, I. Shilov, F. Tramer. Antipodes of
-       label differential privacy: PATE and ALIBI. NeurIPS 2021 (seed 002).
+       label differential privacy: PATE and ALIBI. NeurIPS 2021.
 
     Examples
     --------
@@ -203,7 +203,7 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
         refresh = None
         if self.post_processing == "bayes" and supports_target_refresh(self._get_estimator()):
             # A network refines the posterior with its own current predictions
-            # between epochs, always from the same noisy vectors (ALGORITHMS 1.5).
+            # between epochs, always from the same noisy vectors (Malek et al. 2021).
             def refresh(proba):
                 return self._soft_labels(noisy, proba, scale)
 

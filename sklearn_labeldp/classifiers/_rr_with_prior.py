@@ -39,7 +39,7 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     this is plain randomized response (LP-1ST).
 
     With ``prior="cluster"`` the first stage's prior is learnt privately from
-    the labels themselves (seed 000, Alg. 4): k-means groups the examples
+    the labels themselves (Ghazi et al. 2021, Alg. 4): k-means groups the examples
     into ``n_clusters`` clusters using the public features only (so the groups
     do not depend on any label), the label histogram of every cluster is
     released with discrete Laplace noise (``a = prior_epsilon / 2``, an
@@ -85,7 +85,7 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     filter_earlier_stages : bool, default=True
         From stage 2 on, drop earlier-stage examples whose noisy label is not
         among the previous model's top ``k_f`` classes, with ``k_f`` the floor
-        of the mean ``k*`` of the current stage (seed 000, Appendix).
+        of the mean ``k*`` of the current stage (Ghazi et al. 2021, Appendix).
     warm_start : bool, default=False
         Start each stage's model from the previous stage's fitted model
         (the base estimator must have a ``warm_start`` parameter) instead of a
@@ -165,7 +165,7 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     ----------
     .. [1] B. Ghazi, N. Golowich, R. Kumar, P. Manurangsi, C. Zhang. Deep learning
        with label differential privacy. NeurIPS 2021, Algorithms 2, 3 and 4
-       (seed 000; Alg. 4 is the cluster prior).
+       (Alg. 4 is the cluster prior).
 
     Examples
     --------

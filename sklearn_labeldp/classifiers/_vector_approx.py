@@ -75,8 +75,9 @@ class VectorApproxClassifier(BaseLabelDPMetaClassifier):
 
     References
     ----------
-    .. [1] Enhancing learning with label differential privacy by vector
-       approximation (seed 001), eqs. 14 and 17.
+    .. [1] P. Zhao, R. Fan, H. Wu, Q. Li, J. Wu, Z. Liu. Enhancing learning
+       with label differential privacy by vector approximation. ICLR 2025
+       (arXiv:2405.15150, 2024), eqs. 14 and 17.
 
     Examples
     --------

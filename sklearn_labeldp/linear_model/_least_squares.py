@@ -256,25 +256,29 @@ def _solve_weighted(A, b, base):
 class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
     """Least-squares classifier from noisy sufficient statistics (DP-LS).
 
-    Each feature row is clipped to L2 norm ``clip_norm = C`` (rows inside the
+    Each feature row is clipped to L2 norm ``R = data_norm`` (rows inside the
     ball are left alone, nothing is rescaled by a data-dependent amount); by
-    default ``C`` is the largest row norm of ``X``, which clips nothing. With
+    default ``R`` is the largest row norm of ``X``, which clips nothing. With
     one-hot targets, the per-class statistics ``A_j = sum_{y_i=j} x x^T`` and
     ``b_j = sum_{y_i=j} x``, and the Gramian ``G = sum_i x x^T``:
 
-    - ``formulation="weighted"`` (Mehta et al. 2023, Alg. 3): ``theta_j = (A~_j + alpha G~
-      + lambda I)^-1 b~_j``, the minimiser of ``1/2 sum_i sum_j [y_ij (x.theta_j -
-      1)^2 + alpha (x.theta_j)^2] + lambda/2 ||theta_j||^2``;
-    - ``formulation="ridge"``: one-hot ridge regression, ``theta = (G~ + lambda
+    - ``formulation="weighted"`` (Mehta et al. 2023, Alg. 3): ``theta_j = (A~_j
+      + w G~ + alpha I)^-1 b~_j`` with ``w = gram_weight``, the minimiser of
+      ``1/2 sum_i [y_ij (x.theta_j - 1)^2 + w (x.theta_j)^2] + alpha/2
+      ||theta_j||^2``: every example pulls the score of class ``j`` towards 0
+      with weight ``w``, its own class's examples towards 1;
+    - ``formulation="ridge"``: one-hot ridge regression, ``theta = (G~ + alpha
       I)^-1 X^T Y~`` with one Cholesky factorisation shared by all classes
-      (``alpha`` is unused).
+      (``gram_weight`` is unused). At ``epsilon -> inf`` this is
+      scikit-learn's ``Ridge(alpha, fit_intercept=False)`` on the one-hot
+      targets.
 
     ``privacy="label"`` (features public, one label substituted) noises only
     the label-dependent statistics, with substitution sensitivities:
-    ``(A_j)_j`` with std ``s sqrt(2) C^2`` and ``(b_j)_j`` / ``X^T Y`` with std
-    ``s sqrt(2) C``; ``G`` is exact. ``privacy="full"`` (add/remove one example)
-    is Alg. 3 exactly: ``G``, ``A_j`` with std ``s C^2`` and ``b_j`` with ``s C``;
-    for ``"ridge"`` ``G`` (std ``s C^2``) and ``X^T Y`` (std ``s C``). Each noised
+    ``(A_j)_j`` with std ``s sqrt(2) R^2`` and ``(b_j)_j`` / ``X^T Y`` with std
+    ``s sqrt(2) R``; ``G`` is exact. ``privacy="full"`` (add/remove one example)
+    is Alg. 3 exactly: ``G``, ``A_j`` with std ``s R^2`` and ``b_j`` with ``s R``;
+    for ``"ridge"`` ``G`` (std ``s R^2``) and ``X^T Y`` (std ``s R``). Each noised
     statistic costs ``1 / (2 s^2)`` in zCDP, so ``rho = m / (2 s^2)`` with ``m``
     = 2 (label, weighted), 3 (full, weighted), 1 (label, ridge), 2 (full,
     ridge). ``rho`` is the largest value whose conversion (Canonne, Kamath and
@@ -297,15 +301,16 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         respect to whole examples.
     formulation : {"weighted", "ridge"}, default="weighted"
     alpha : float, default=1.0
-        Weight of the ``G`` term of the ``"weighted"`` formulation, >= 0.
-    l2_regularization : float, default=1.0
-        ``lambda`` (> 0) added to the diagonal. The statistics are sums over the
-        samples (not means), so this is on the scale of scikit-learn's
-        ``Ridge(alpha=...)``; the default is Ridge's. Larger values damp the noise:
-        the symmetric noise ``(E + E^T) / 2`` with entries of ``E`` of std
+        Ridge penalty (> 0) added to the diagonal, scikit-learn's
+        ``Ridge(alpha=...)``: the statistics are sums over the samples (not
+        means), and the default is Ridge's. Larger values damp the noise: the
+        symmetric noise ``(E + E^T) / 2`` with entries of ``E`` of std
         ``sigma`` has spectral norm about ``sigma sqrt(2 p)``.
-    clip_norm : float or "auto", default="auto"
-        ``C``, the L2 bound on the feature rows (> 0); rows above it are scaled
+    gram_weight : float, default=1.0
+        ``w`` (>= 0), the weight of the Gramian ``G`` in every class's system
+        of the ``"weighted"`` formulation.
+    data_norm : float or "auto", default="auto"
+        ``R``, the L2 bound on the feature rows (> 0); rows above it are scaled
         down to it. ``"auto"``: the largest row norm of the training ``X`` (1
         if every row is zero), which clips nothing. Under label DP the features
         are public, so this costs no privacy; under ``privacy="full"`` it reads
@@ -315,10 +320,10 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         that most rows are inside).
     fit_intercept : bool, default=True
         Fit an intercept through a constant feature inside the norm bound: the
-        clipped row ``x`` (norm <= C) becomes ``z = [x, C] / sqrt(2)``, of norm
-        <= C, so the sensitivities are unchanged. The constant column is public.
+        clipped row ``x`` (norm <= R) becomes ``z = [x, R] / sqrt(2)``, of norm
+        <= R, so the sensitivities are unchanged. The constant column is public.
         ``coef_`` and ``intercept_`` are reported in the units of ``x``
-        (``z.theta = x.coef + intercept``); ``lambda`` also shrinks the intercept.
+        (``z.theta = x.coef + intercept``); ``alpha`` also shrinks the intercept.
     classes : array-like, default=None
         All possible labels; ``None`` infers them from ``y`` and emits a
         :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`.
@@ -342,17 +347,17 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         the largest score ``X @ coef_.T + intercept_``.
     intercept_ : ndarray of shape (n_classes,)
         Zeros when ``fit_intercept=False``.
-    rho_ : float
-        zCDP parameter of the fit.
-    noise_multiplier_ : float
-        ``s``: each statistic's noise std divided by its L2 sensitivity.
-    noise_stds_ : dict
-        The noise std of each noised statistic (``"G"``, ``"A"``, ``"b"``).
-    clip_norm_ : float
-        The bound ``C`` used (``clip_norm``, or the largest row norm for
+    mechanism_params_ : dict
+        The calibrated parameters of the Gaussian mechanism, all public
+        (functions of ``epsilon``, ``delta`` and ``data_norm_``): ``rho`` (zCDP
+        parameter of the fit), ``noise_multiplier`` (``s``), and per noised
+        statistic (``"G"``, ``"A"``, ``"b"``) its ``sensitivities`` and
+        ``noise_stds`` (``s`` times the sensitivity).
+    data_norm_ : float
+        The bound ``R`` used (``data_norm``, or the largest row norm for
         ``"auto"``).
     clipped_fraction_ : float
-        Label DP only: the share of training rows whose norm exceeded ``C`` (by
+        Label DP only: the share of training rows whose norm exceeded ``R`` (by
         more than rounding) and were clipped. Above 5% the fit warns with a
         :class:`~sklearn_labeldp.linear_model.RowClippingWarning`. Under full DP
         this share is a statistic of the private features, not covered by the
@@ -385,11 +390,13 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     Examples
     --------
     >>> from sklearn.datasets import make_blobs
-    >>> from sklearn_labeldp.linear_model._least_squares import DPLeastSquaresClassifier
+    >>> from sklearn_labeldp.linear_model import DPLeastSquaresClassifier
     >>> X, y = make_blobs(3000, n_features=4, centers=3, random_state=0)
     >>> clf = DPLeastSquaresClassifier(epsilon=1.0, classes=[0, 1, 2], random_state=0).fit(X, y)
     >>> clf.coef_.shape, bool(clf.score(X, y) > 0.8), clf.clipped_fraction_
     ((3, 4), True, 0.0)
+    >>> sorted(clf.mechanism_params_["noise_stds"])  # label DP: G is exact
+    ['A', 'b']
     """
 
     _parameter_constraints: dict = {
@@ -397,9 +404,9 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "privacy": [StrOptions({"label", "full"})],
         "formulation": [StrOptions({"weighted", "ridge"})],
-        "alpha": [Interval(Real, 0, None, closed="left")],
-        "l2_regularization": [Interval(Real, 0, None, closed="neither")],
-        "clip_norm": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "gram_weight": [Interval(Real, 0, None, closed="left")],
+        "data_norm": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
     }
 
@@ -411,8 +418,8 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         privacy="label",
         formulation="weighted",
         alpha=1.0,
-        l2_regularization=1.0,
-        clip_norm="auto",
+        gram_weight=1.0,
+        data_norm="auto",
         fit_intercept=True,
         classes=None,
         random_state=None,
@@ -423,8 +430,8 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         self.privacy = privacy
         self.formulation = formulation
         self.alpha = alpha
-        self.l2_regularization = l2_regularization
-        self.clip_norm = clip_norm
+        self.gram_weight = gram_weight
+        self.data_norm = data_norm
         self.fit_intercept = fit_intercept
         self.classes = classes
         self.random_state = random_state
@@ -450,35 +457,34 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             )
         return s, m / (2.0 * s**2)
 
-    def _design(self, X, clip_norm):
-        """Rows clipped to ``clip_norm``, with the constant column inside the norm bound."""
+    def _design(self, X, data_norm):
+        """Rows clipped to ``data_norm``, with the constant column inside the norm bound."""
         scale = 1.0 / math.sqrt(2.0) if self.fit_intercept else 1.0
-        return clipped_design(X, clip_norm, intercept=self.fit_intercept, scale=scale)
+        return clipped_design(X, data_norm, intercept=self.fit_intercept, scale=scale)
 
     def _plan_fit(self, X, classes, rng):
         s, rho = self._noise_multiplier()
-        clip_norm, bound_attributes = plan_row_bound(
-            X, self.clip_norm, privacy=self.privacy, name="clip_norm"
+        data_norm, bound_attributes = plan_row_bound(
+            X, self.data_norm, privacy=self.privacy, name="data_norm"
         )
-        stds = least_squares_noise_stds(self.privacy, self.formulation, s, clip_norm)
+        sensitivities = least_squares_sensitivities(self.privacy, self.formulation, data_norm)
+        params = {
+            "rho": rho,
+            "noise_multiplier": s,
+            "sensitivities": sensitivities,
+            "noise_stds": {key: s * value for key, value in sensitivities.items()},
+        }
         spend = PrivacySpend.leaf(
-            "DP least squares",
-            self.epsilon,
-            self.delta,
-            rho=rho,
-            noise_multiplier=s,
-            privacy=self.privacy,
-            formulation=self.formulation,
-            clip_norm=clip_norm,
-            noise_stds=stds,
+            "DP least squares", self.epsilon, self.delta, privacy=self.privacy,
+            formulation=self.formulation, **params,
         )
-        plan = {"noise_multiplier": s, "rho": rho, "noise_stds": stds, "clip_norm": clip_norm,
+        plan = {"mechanism_params": params, "data_norm": data_norm,
                 "bound_attributes": bound_attributes}
         return spend, plan
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
-        clip_norm = plan["clip_norm"]
-        Z = self._design(X, clip_norm)
+        data_norm, params = plan["data_norm"], plan["mechanism_params"]
+        Z = self._design(X, data_norm)
         p, n_classes = Z.shape[1], labels.n_classes
         stats = labels.release(
             noisy_least_squares_statistics,
@@ -487,29 +493,27 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             n_classes=n_classes,
             privacy=self.privacy,
             formulation=self.formulation,
-            noise_multiplier=plan["noise_multiplier"],
-            clip_norm=clip_norm,
+            noise_multiplier=params["noise_multiplier"],
+            data_norm=data_norm,
             random_state=mechanism_rng,
         )
         # Post-processing of the release (and of the public G under label DP).
         G = _gram(Z) if self.privacy == "label" else project_psd(stats["G"])
-        ridge = self.l2_regularization * np.eye(p)
+        ridge = self.alpha * np.eye(p)
         if self.formulation == "ridge":
             factor = cho_factor(G + ridge, lower=True, check_finite=False)
             theta = cho_solve(factor, stats["b"], check_finite=False).T
         else:
-            theta = _solve_weighted(stats["A"], stats["b"], self.alpha * G + ridge)
+            theta = _solve_weighted(stats["A"], stats["b"], self.gram_weight * G + ridge)
         if self.fit_intercept:
             coef = theta[:, :-1] / math.sqrt(2.0)
-            intercept = theta[:, -1] * clip_norm / math.sqrt(2.0)
+            intercept = theta[:, -1] * data_norm / math.sqrt(2.0)
         else:
             coef, intercept = theta, np.zeros(n_classes)
         return {
             "coef_": coef,
             "intercept_": intercept,
-            "rho_": plan["rho"],
-            "noise_multiplier_": plan["noise_multiplier"],
-            "noise_stds_": plan["noise_stds"],
+            "mechanism_params_": params,
             **plan["bound_attributes"],
         }
 

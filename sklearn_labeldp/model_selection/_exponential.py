@@ -59,7 +59,8 @@ def exponential_mechanism(scores, *, epsilon, sensitivity=1.0, random_state=None
     If changing one private label moves every score by at most
     ``sensitivity``, returning ``i`` with probability proportional to
     ``exp(epsilon * scores[i] / (2 * sensitivity))`` is ``epsilon``-DP
-    (McSherry and Talwar 2007, Theorem 6). Seed 004 (Alg. 4) uses it with
+    (McSherry and Talwar 2007, Theorem 6). Chaudhuri, Monteleoni and Sarwate
+    (2011, Alg. 4) use it with
     ``scores = -mistakes``: candidate ``i`` is chosen with probability
     proportional to ``exp(-epsilon * z_i / 2)``.
 

@@ -49,7 +49,7 @@ class PrivateGridSearchCV(
     This search costs ``epsilon`` in total (pure label-DP), with one of three
     strategies:
 
-    ``"holdout"`` (seed 004, Alg. 4)
+    ``"holdout"`` (Chaudhuri, Monteleoni and Sarwate 2011, Alg. 4)
         The rows are split at random, independently of the labels, into
         ``m + 1`` equal parts. Candidate ``i`` (with its ``epsilon`` set to the
         search's ``epsilon``) is trained on part ``i``; its mistakes ``z_i`` on
@@ -202,7 +202,8 @@ class PrivateGridSearchCV(
     ----------
     .. [1] K. Chaudhuri, S. Vinterbo. A stability-based validation procedure
        for differentially private machine learning. NeurIPS 2013; and
-       K. Chaudhuri, C. Monteleoni, A. Sarwate, JMLR 2011, Alg. 4 (seed 004).
+       K. Chaudhuri, C. Monteleoni, A. Sarwate. Differentially private
+       empirical risk minimization. JMLR 2011, Alg. 4.
     .. [2] J. Liu, K. Talwar. Private selection from private candidates.
        STOC 2019 (random stopping with a geometric number of runs: 3 eps).
     .. [3] N. Papernot, T. Steinke. Hyperparameter tuning with Renyi

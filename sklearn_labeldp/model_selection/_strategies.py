@@ -22,7 +22,6 @@ from ..exceptions import BudgetError
 from ..utils import derived_random_state
 from ._exponential import exponential_mechanism
 
-__all__ = ["fit_holdout", "fit_post_processing", "fit_random_stopping"]
 
 
 class ChargeReached(Exception):
