@@ -19,9 +19,9 @@ method, so it is also valid for the full-DP rows):
   this amounts to per-row L2 normalisation. We do *not* divide by the largest
   row norm of the training set: that factor is data-dependent, harmless for
   label DP (features are public) but a leak for the full-DP rows. Every
-  estimator is given this public bound (``data_norm=1``, ``clip_norm=1``)
-  rather than its default ``"auto"``, which would read the largest row norm
-  of the (private, for the full-DP rows) features.
+  estimator is given this public bound (``data_norm=1``) rather than its
+  default ``"auto"``, which would read the largest row norm of the (private,
+  for the full-DP rows) features.
 
 Methods, each at ``epsilon`` in {0.05, 0.1, 0.5, 1, 2, 5}, 5 seeds (mean test
 accuracy, median fit time):
@@ -30,9 +30,9 @@ accuracy, median fit time):
   eps-DP), the same with ``privacy="full"`` (DP for whole examples, like
   diffprivlib), ``DPLinearSVC`` (Huber hinge, h = 0.5) objective vs output;
 - ``DPLeastSquaresClassifier`` label vs full DP (delta = 1e-5, weighted
-  formulation, default ``l2_regularization=1``);
+  formulation, default ridge ``alpha=1`` and ``gram_weight=1``);
 - ``DPLogisticRegression`` ``solver="newton"`` and ``"fc"`` (label DP, delta =
-  1e-5, T = 10 steps);
+  1e-5, the default ``n_noisy_steps=10``);
 - scikit-learn's non-private ``LogisticRegression``;
 - ``DPLogisticRegression`` with *all its defaults* (``C=1``, ``data_norm="auto"``,
   objective perturbation, label DP) on the standardised features *without*
@@ -160,33 +160,29 @@ def load_adult(data_dir, norm_bound=NORM_BOUND):
 def make_estimator(name, eps, seed, C):
     if name == LR_DEFAULTS:
         return DPLogisticRegression(epsilon=eps, classes=CLASSES, random_state=seed)
-    common = dict(classes=CLASSES, random_state=seed)
-    erm = dict(common, data_norm=NORM_BOUND)  # the public bound, not "auto"
+    common = dict(classes=CLASSES, random_state=seed, data_norm=NORM_BOUND)  # not "auto"
     if name in (LR_OBJ, LR_OBJ_TUNED):
-        return DPLogisticRegression(epsilon=eps, C=C, solver="objective", **erm)
+        return DPLogisticRegression(epsilon=eps, C=C, solver="objective", **common)
     if name == LR_OBJ_LOOSE:  # diffprivlib's tolerance, for a like-for-like fit time
-        return DPLogisticRegression(epsilon=eps, C=C, solver="objective", tol=1e-4, **erm)
+        return DPLogisticRegression(epsilon=eps, C=C, solver="objective", tol=1e-4, **common)
     if name in (LR_OUT, LR_OUT_TUNED):
-        return DPLogisticRegression(epsilon=eps, C=C, solver="output", **erm)
+        return DPLogisticRegression(epsilon=eps, C=C, solver="output", **common)
     if name == LR_OBJ_FULL:
-        return DPLogisticRegression(epsilon=eps, C=C, solver="objective", privacy="full",
-                                    **erm)
+        return DPLogisticRegression(epsilon=eps, C=C, solver="objective", privacy="full", **common)
     if name == LR_OUT_FULL:
-        return DPLogisticRegression(epsilon=eps, C=C, solver="output", privacy="full", **erm)
+        return DPLogisticRegression(epsilon=eps, C=C, solver="output", privacy="full", **common)
     if name == SVM_OBJ:
-        return DPLinearSVC(epsilon=eps, C=C, solver="objective", **erm)
+        return DPLinearSVC(epsilon=eps, C=C, solver="objective", **common)
     if name == SVM_OUT:
-        return DPLinearSVC(epsilon=eps, C=C, solver="output", **erm)
+        return DPLinearSVC(epsilon=eps, C=C, solver="output", **common)
     if name == LS_LABEL:
-        return DPLeastSquaresClassifier(epsilon=eps, delta=DELTA, privacy="label",
-                                        clip_norm=NORM_BOUND, **common)
+        return DPLeastSquaresClassifier(epsilon=eps, delta=DELTA, privacy="label", **common)
     if name == LS_FULL:
-        return DPLeastSquaresClassifier(epsilon=eps, delta=DELTA, privacy="full",
-                                        clip_norm=NORM_BOUND, **common)
+        return DPLeastSquaresClassifier(epsilon=eps, delta=DELTA, privacy="full", **common)
     if name == NEWTON:
-        return DPLogisticRegression(epsilon=eps, delta=DELTA, C=C, solver="newton", **erm)
+        return DPLogisticRegression(epsilon=eps, delta=DELTA, C=C, solver="newton", **common)
     if name == FC:
-        return DPLogisticRegression(epsilon=eps, delta=DELTA, C=C, solver="fc", **erm)
+        return DPLogisticRegression(epsilon=eps, delta=DELTA, C=C, solver="fc", **common)
     if name == NONPRIVATE:
         return LogisticRegression(C=C, max_iter=1000)
     raise ValueError(name)

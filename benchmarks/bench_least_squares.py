@@ -16,7 +16,7 @@ RidgeClassifier, which is the shortest and the most memory-bound, suffers most
 (round-robin flatters DP-LS); ``blocks`` is the conservative choice.
 
 Fairness of the baseline: ``RidgeClassifier(alpha=1.0)`` has the same ridge
-``lambda = 1`` as DP-LS's default ``l2_regularization`` and its ``"auto"`` solver
+penalty as DP-LS's default ``alpha=1.0`` and its ``"auto"`` solver
 (the one it picked is printed) solves the same kind of normal equations
 (``X^T X + alpha I``, Cholesky) on centred data. Both run under the same BLAS
 thread limit, ``--threads`` (default: the BLAS default, printed); DP-LS spreads
@@ -35,7 +35,7 @@ import numpy as np
 from sklearn.linear_model import RidgeClassifier
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from sklearn_labeldp.linear_model._least_squares import DPLeastSquaresClassifier
+from sklearn_labeldp.linear_model import DPLeastSquaresClassifier
 
 BASELINE = "RidgeClassifier (sklearn)"
 DEFAULT = "DP-LS label weighted (default)"

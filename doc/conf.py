@@ -101,15 +101,16 @@ html_show_sourcelink = False
 
 
 # Libraries whose inherited members are documented by the library itself.
-_FOREIGN_PACKAGES = ("sklearn", "skorch", "torch")
+_FOREIGN_PACKAGES = ("numpy", "sklearn", "skorch", "torch")
 
 
 def _skip_foreign_members(app, what, name, obj, skip, options):
-    """Leave out methods a class inherits unchanged from scikit-learn, skorch or torch.
+    """Leave out methods a class inherits unchanged from NumPy, scikit-learn, skorch or torch.
 
-    Their docstrings cross-reference the other project's documentation (and
-    torch's are not numpydoc), which this offline build cannot render or
-    resolve. The class template names scikit-learn's standard methods instead;
+    Their docstrings cross-reference the other project's documentation (NumPy's
+    ``RandomState`` methods, inherited by ``DerivedRandomState``, link to NumPy
+    labels, and torch's are not numpydoc), which this offline build cannot
+    render or resolve. The class template names scikit-learn's standard methods instead;
     :class:`~sklearn_labeldp.nn.LabelDPNetClassifier` and the networks refer to
     skorch and torch for theirs.
     """

@@ -81,6 +81,8 @@ for name in MODELS:
     ax.plot(EPSILONS, accuracy[name].mean(axis=0), marker="o", label=name)
 ax.axhline(non_private.mean(), color="gray", linestyle="--", label="non-private kNN")
 ax.set_xscale("log")
+ax.set_xticks(EPSILONS, [f"{eps:g}" for eps in EPSILONS])
+ax.minorticks_off()
 ax.set_xlabel("epsilon (label DP)")
 ax.set_ylabel("test accuracy")
 ax.legend()

@@ -105,9 +105,7 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
             )
         setting = self._setting(X.shape[0], classes.size)
         params = solver.calibrate(setting)
-        data_norm, bound_attributes = plan_row_bound(
-            X, self.data_norm, privacy=self.privacy, name="data_norm"
-        )
+        data_norm, bound_attributes = plan_row_bound(X, self.data_norm, privacy=self.privacy)
         spend = PrivacySpend.leaf(
             solver.mechanism, self.epsilon, self._delta, privacy=self.privacy, **params
         )
@@ -116,7 +114,8 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         return spend, plan
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
-        solver, params, data_norm = SOLVERS[self.solver], plan["mechanism_params"], plan["data_norm"]
+        solver, params = SOLVERS[self.solver], plan["mechanism_params"]
+        data_norm = plan["data_norm"]
         coef = labels.release(
             solver.train,
             np.arange(labels.n_samples),

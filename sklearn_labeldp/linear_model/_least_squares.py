@@ -270,8 +270,8 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     - ``formulation="ridge"``: one-hot ridge regression, ``theta = (G~ + alpha
       I)^-1 X^T Y~`` with one Cholesky factorisation shared by all classes
       (``gram_weight`` is unused). At ``epsilon -> inf`` this is
-      scikit-learn's ``Ridge(alpha, fit_intercept=False)`` on the one-hot
-      targets.
+      scikit-learn's ``Ridge(alpha, fit_intercept=False)`` on the rows ``z``
+      below and the one-hot targets.
 
     ``privacy="label"`` (features public, one label substituted) noises only
     the label-dependent statistics, with substitution sensitivities:
@@ -464,9 +464,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
 
     def _plan_fit(self, X, classes, rng):
         s, rho = self._noise_multiplier()
-        data_norm, bound_attributes = plan_row_bound(
-            X, self.data_norm, privacy=self.privacy, name="data_norm"
-        )
+        data_norm, bound_attributes = plan_row_bound(X, self.data_norm, privacy=self.privacy)
         sensitivities = least_squares_sensitivities(self.privacy, self.formulation, data_norm)
         params = {
             "rho": rho,

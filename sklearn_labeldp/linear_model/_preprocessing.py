@@ -43,15 +43,15 @@ _ROUNDING = 1e-9
 _STACKLEVEL = 7
 
 
-def plan_row_bound(X, bound, *, privacy, name):
+def plan_row_bound(X, data_norm, *, privacy):
     """Settle the row-norm bound of a fit from public information, before any label is read.
 
     Parameters
     ----------
     X : {ndarray, sparse matrix} of shape (n_samples, n_features)
         The training features.
-    bound : float or "auto"
-        The estimator's parameter. ``"auto"`` takes the largest L2 row norm of
+    data_norm : float or "auto"
+        The estimators' parameter. ``"auto"`` takes the largest L2 row norm of
         ``X`` (1 when every row is zero), so no row is clipped.
     privacy : {"label", "full"}
         Under ``"label"`` the features are public: ``"auto"`` is free and the
@@ -61,15 +61,13 @@ def plan_row_bound(X, bound, *, privacy, name):
         :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning` says so. The
         clipped share is a statistic of the private features too, so it is
         neither returned nor put in a warning.
-    name : str
-        The parameter's name, for messages and the fitted attribute.
 
     Returns
     -------
     bound : float
         The bound the fit clips to, > 0.
     attributes : dict
-        Fitted attributes: ``name + "_"`` (the bound) and, under label DP,
+        Fitted attributes: ``"data_norm_"`` (the bound) and, under label DP,
         ``"clipped_fraction_"``: the share of rows of norm above the bound by
         more than a relative ``1e-9`` (rows normalised to the bound and rounded
         a hair above it do not count).
@@ -79,32 +77,33 @@ def plan_row_bound(X, bound, *, privacy, name):
     >>> import numpy as np
     >>> from sklearn_labeldp.linear_model._preprocessing import plan_row_bound
     >>> X = np.array([[3.0, 4.0], [0.3, 0.4]])
-    >>> plan_row_bound(X, "auto", privacy="label", name="data_norm")
+    >>> plan_row_bound(X, "auto", privacy="label")
     (5.0, {'data_norm_': 5.0, 'clipped_fraction_': 0.0})
     """
     norms = row_norms(X)
-    if isinstance(bound, str):  # "auto", the only string the parameter constraints allow
+    if isinstance(data_norm, str):  # "auto", the only string the parameter constraints allow
         if privacy == "full":
             warnings.warn(
-                f"{name}='auto' with privacy='full' reads the largest row norm of the private "
-                "features, a release the differential-privacy guarantee does not cover. "
-                f"Pass a public bound as {name}.",
+                "data_norm='auto' with privacy='full' reads the largest row norm of the "
+                "private features, a release the differential-privacy guarantee does not "
+                "cover. Pass a public bound as data_norm.",
                 PrivacyLeakWarning,
                 stacklevel=_STACKLEVEL,
             )
         largest = float(norms.max())
         bound = largest if largest > 0 else 1.0
-    elif not (math.isfinite(bound) and bound > 0):
-        raise ValueError(f"{name} must be 'auto' or a finite number > 0; got {bound!r}.")
-    bound = float(bound)
-    attributes = {f"{name}_": bound}
+    elif math.isfinite(data_norm) and data_norm > 0:
+        bound = float(data_norm)
+    else:
+        raise ValueError(f"data_norm must be 'auto' or a finite number > 0; got {data_norm!r}.")
+    attributes = {"data_norm_": bound}
     if privacy == "label":
         fraction = float(np.mean(norms > bound * (1.0 + _ROUNDING)))
         if fraction > CLIPPED_FRACTION_WARNING:
             warnings.warn(
-                f"{fraction:.1%} of the training rows have an L2 norm above {name}={bound:g} "
+                f"{fraction:.1%} of the training rows have an L2 norm above data_norm={bound:g} "
                 "and were clipped to it, which distorts the features. Under label DP the "
-                f"features are public: {name}='auto' (the largest row norm) clips nothing.",
+                "features are public: data_norm='auto' (the largest row norm) clips nothing.",
                 RowClippingWarning,
                 stacklevel=_STACKLEVEL,
             )

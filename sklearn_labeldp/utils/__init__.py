@@ -1,5 +1,6 @@
 """Small helpers shared across the package."""
 
+from ._discovery import all_estimators
 from ._random import (
     SECURE,
     DerivedRandomState,
@@ -12,6 +13,7 @@ from ._random import (
 __all__ = [
     "SECURE",
     "DerivedRandomState",
+    "all_estimators",
     "check_generator",
     "derived_random_state",
     "forget_derived_seeds",

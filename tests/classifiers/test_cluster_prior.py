@@ -1,7 +1,6 @@
 """RRWithPriorClassifier with a cluster prior (seed 000, Alg. 4)."""
 
 import pickle
-import warnings
 
 import numpy as np
 import pytest
@@ -10,8 +9,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.cluster import KMeans
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, cross_val_score
-from sklearn.neighbors import KNeighborsClassifier
-from sklearn.utils.estimator_checks import check_estimator
 
 from sklearn_labeldp import (
     BudgetAccountant,
@@ -319,28 +316,6 @@ def test_same_seed_same_fit(circle_data):
     b = cluster_clf(n_stages=2, random_state=5).fit(X, y)
     np.testing.assert_array_equal(a.cluster_prior_, b.cluster_prior_)
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
-
-
-def test_passes_check_estimator():
-    est = RRWithPriorClassifier(KNeighborsClassifier(3), epsilon=8.0, prior="cluster",
-                                n_clusters=3, prior_epsilon=1.0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        results = check_estimator(est, on_fail=None)
-    failed = {r["check_name"] for r in results if r["status"] == "failed"}
-    # KNeighborsClassifier accepts no sample_weight; one noisy label per example.
-    allowed = {
-        "check_sample_weight_equivalence_on_dense_data",
-        "check_sample_weight_equivalence_on_sparse_data",
-        "check_sample_weights_list",
-        "check_sample_weights_not_an_array",
-        "check_sample_weights_pandas_series",
-        "check_sample_weights_shape",
-        "check_sample_weights_not_overwritten",
-        "check_all_zero_sample_weights_error",
-        "check_classifiers_one_label_sample_weights",
-    }
-    assert failed <= allowed, sorted(failed - allowed)
 
 
 def test_leak_warning_without_classes(circle_data):

@@ -13,12 +13,13 @@ intercept a regularised constant feature) without noise, with an independent sol
   (2 C n)`` on ``u``, written out here and minimised by scipy's L-BFGS (scikit-learn has
   no Huber-hinge classifier);
 - ``DPLeastSquaresClassifier`` ``"ridge"``: with two one-hot targets the score difference
-  is ``z.(theta_1 - theta_0) = z.(G + lambda I)^-1 Z^T s`` with ``s = +-1``, exactly
-  ``RidgeClassifier(alpha=lambda, fit_intercept=False)`` on ``z = [x, C] / sqrt(2)``;
+  is ``z.(theta_1 - theta_0) = z.(G + alpha I)^-1 Z^T s`` with ``s = +-1``, exactly
+  ``RidgeClassifier(alpha=alpha, fit_intercept=False)`` on ``z = [x, R] / sqrt(2)``;
 - ``DPLeastSquaresClassifier`` ``"weighted"``: per class ``j``, ``sum_i [y_ij (z.t - 1)^2 +
-  alpha (z.t)^2] + lambda ||t||^2`` is ``Ridge(alpha=lambda, fit_intercept=False)`` with
-  sample weight ``1 + alpha`` and target ``1 / (1 + alpha)`` in class ``j``, weight
-  ``alpha`` and target 0 elsewhere; the prediction is the class of the larger score.
+  w (z.t)^2] + alpha ||t||^2`` (``w = gram_weight``) is ``Ridge(alpha=alpha,
+  fit_intercept=False)`` with sample weight ``1 + w`` and target ``1 / (1 + w)`` in class
+  ``j``, weight ``w`` and target 0 elsewhere; the prediction is the class of the larger
+  score.
 
 A last test checks the defaults: ``DPLogisticRegression()`` on the standardised (unclipped)
 Adult features reaches 80% test accuracy at its default epsilon = 1 (``data_norm="auto"``
@@ -38,8 +39,11 @@ from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier
 from threadpoolctl import threadpool_limits
 
 from sklearn_labeldp.datasets import load_adult
-from sklearn_labeldp.linear_model._erm import DPLinearSVC, DPLogisticRegression
-from sklearn_labeldp.linear_model._least_squares import DPLeastSquaresClassifier
+from sklearn_labeldp.linear_model import (
+    DPLeastSquaresClassifier,
+    DPLinearSVC,
+    DPLogisticRegression,
+)
 
 ADULT_DIR = Path(__file__).parents[2].parent / "shared" / "data" / "adult"
 pytestmark = pytest.mark.skipif(
@@ -51,7 +55,7 @@ EPSILON = 1e9
 NORM_BOUND = 1.0  # the loader clips every row to this public bound, as the benchmark does
 C = 0.1  # the benchmark's C
 HUBER_WIDTH = 0.5
-LS_LAMBDA, LS_ALPHA = 1.0, 1.0  # DPLeastSquaresClassifier's defaults
+LS_ALPHA, LS_GRAM_WEIGHT = 1.0, 1.0  # DPLeastSquaresClassifier's defaults
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -64,8 +68,8 @@ def _one_blas_thread():
 @pytest.fixture(scope="module")
 def adult():
     data = load_adult(ADULT_DIR, norm_bound=NORM_BOUND)
-    # Rows already have norm 1 (data_norm = clip_norm = 1): the estimators' own clipping is
-    # the identity, so the counterparts see the same rows.
+    # Rows already have norm 1 (data_norm = 1): the estimators' own clipping is the
+    # identity, so the counterparts see the same rows.
     return data.X_train, data.y_train, data.X_test, data.y_test
 
 
@@ -110,7 +114,7 @@ def _agreement(ours, reference):
         dict(solver="objective"),
         dict(solver="output"),
         dict(solver="newton", delta=1e-5),  # T = 10 Newton steps (default)
-        dict(solver="fc", delta=1e-5, max_iter=200),  # fixed curvature: more, cheaper steps
+        dict(solver="fc", delta=1e-5, n_noisy_steps=200),  # fixed curvature: more, cheaper
     ],
     ids=lambda p: p["solver"],
 )
@@ -133,15 +137,15 @@ def test_linear_svc(adult, huber_reference, solver):
 @pytest.fixture(scope="module")
 def least_squares_reference(adult):
     X_train, y_train, X_test, _ = adult
-    # DP-LS's design with clip_norm = 1: z = [x, 1] / sqrt(2).
+    # DP-LS's design with data_norm = 1: z = [x, 1] / sqrt(2).
     Z, Z_test = _u(X_train) / math.sqrt(2), _u(X_test) / math.sqrt(2)
-    ridge = RidgeClassifier(alpha=LS_LAMBDA, fit_intercept=False).fit(Z, y_train)
+    ridge = RidgeClassifier(alpha=LS_ALPHA, fit_intercept=False).fit(Z, y_train)
     scores = []
     for j in (0, 1):
         in_j = y_train == j
-        weights = np.where(in_j, 1.0 + LS_ALPHA, LS_ALPHA)
-        target = np.where(in_j, 1.0 / (1.0 + LS_ALPHA), 0.0)
-        fit = Ridge(alpha=LS_LAMBDA, fit_intercept=False).fit(Z, target, sample_weight=weights)
+        weights = np.where(in_j, 1.0 + LS_GRAM_WEIGHT, LS_GRAM_WEIGHT)
+        target = np.where(in_j, 1.0 / (1.0 + LS_GRAM_WEIGHT), 0.0)
+        fit = Ridge(alpha=LS_ALPHA, fit_intercept=False).fit(Z, target, sample_weight=weights)
         scores.append(Z_test @ fit.coef_)
     return {"ridge": ridge.predict(Z_test), "weighted": np.argmax(np.column_stack(scores), 1)}
 
@@ -152,7 +156,7 @@ def test_least_squares(adult, least_squares_reference, privacy, formulation):
     X_train, y_train, X_test, _ = adult
     clf = DPLeastSquaresClassifier(
         epsilon=EPSILON, delta=1e-5, privacy=privacy, formulation=formulation,
-        l2_regularization=LS_LAMBDA, alpha=LS_ALPHA, clip_norm=NORM_BOUND, classes=[0, 1],
+        alpha=LS_ALPHA, gram_weight=LS_GRAM_WEIGHT, data_norm=NORM_BOUND, classes=[0, 1],
         random_state=0,
     ).fit(X_train, y_train)
     assert _agreement(clf.predict(X_test), least_squares_reference[formulation]) >= 0.99

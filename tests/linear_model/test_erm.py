@@ -20,25 +20,19 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn_labeldp import PrivacyLeakWarning
 from sklearn_labeldp.accounting import BudgetAccountant, approx_dp_to_zcdp
 from sklearn_labeldp.exceptions import ConvergenceError
-from sklearn_labeldp.linear_model._erm import (
-    DPLinearSVC,
-    DPLogisticRegression,
-    HuberHingeLoss,
-    LogisticLoss,
-    _factor_preconditioner,
-    _feature_map,
-    _minimise,
-    neighbour_bounds,
+from sklearn_labeldp.linear_model import _gram_noise, _second_order
+from sklearn_labeldp.linear_model._erm import DPLinearSVC, DPLogisticRegression, _feature_map
+from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss, neighbour_bounds
+from sklearn_labeldp.linear_model._minimise import factor_preconditioner, minimise
+from sklearn_labeldp.linear_model._perturbation import (
     objective_perturbation_params,
     output_perturbation_beta,
-    perturbed_erm,
+    perturbation_params,
     sample_l2_gamma_noise,
+    second_order_noise_multiplier,
 )
-from sklearn_labeldp.linear_model import _gram_noise, _newton
-from sklearn_labeldp.linear_model._newton import (
-    newton_fc_noise_multiplier,
-    noisy_second_order_logistic,
-)
+from sklearn_labeldp.linear_model._second_order import noisy_second_order_logistic
+from sklearn_labeldp.linear_model._solvers import SOLVERS, perturbed_erm
 
 # --------------------------------------------------------------------------- data
 
@@ -78,22 +72,25 @@ def test_gamma_noise_direction_is_uniform():
 
 
 def test_output_perturbation_noise_of_the_mechanism():
-    """coef - exact minimiser has norm ~ Gamma(d, 1/beta), beta = n Lambda eps / 2."""
+    """coef - exact minimiser has norm ~ Gamma(d, 1/beta), beta = n Lambda eps / 2 (full DP)."""
     X, y = _blobs(2, n=60)
     Z = _feature_map(X, 5.0, True)
     n, d = Z.shape
     reg, eps = 1.0 / (2.0 * n), 3.0
-    f_star, _ = _minimise(LogisticLoss(), Z, np.where(y == 1, 1.0, -1.0), reg, np.zeros(d),
-                          1e-10, 1000)
+    f_star, _ = minimise(LogisticLoss(), Z, np.where(y == 1, 1.0, -1.0), reg, np.zeros(d),
+                         1e-10, 1000)
+    params = perturbation_params("output", epsilon=eps, n_samples=n, n_classes=2, reg=reg,
+                                 loss=LogisticLoss(), privacy="full")
+    beta = output_perturbation_beta(eps, n, reg)
+    assert beta == pytest.approx(n * reg * eps / 2)
+    assert params["noise_scale"] == pytest.approx(1 / beta)
     norms = []
     for seed in range(400):
         coef = perturbed_erm(
-            y, Z=Z, n_classes=2, loss=LogisticLoss(), solver="output", epsilon_problem=eps,
-            reg=reg, tol=1e-10, max_iter=1000, random_state=np.random.default_rng(seed),
+            y, Z=Z, n_classes=2, loss=LogisticLoss(), solver="output", params=params,
+            tol=1e-10, max_iter=1000, random_state=np.random.default_rng(seed),
         )
         norms.append(np.linalg.norm(coef[0] - f_star))
-    beta = output_perturbation_beta(eps, n, reg)
-    assert beta == pytest.approx(n * reg * eps / 2)
     assert stats.kstest(norms, stats.gamma(d, scale=1 / beta).cdf).pvalue > 0.01
 
 
@@ -210,7 +207,8 @@ def test_delta_is_a_function_of_public_quantities():
     for estimator in (DPLogisticRegression(privacy="full"), DPLinearSVC()):
         estimator.set_params(epsilon=0.1, C=0.1, data_norm=20.0, classes=[0, 1],
                              random_state=0)
-        plans = [estimator.fit(X, labels).perturbation_ for labels in (y, 1 - y, np.zeros_like(y))]
+        plans = [estimator.fit(X, labels).mechanism_params_
+                 for labels in (y, 1 - y, np.zeros_like(y))]
         assert plans[0]["extra_regularization"] > 0
         assert plans[0] == plans[1] == plans[2]
 
@@ -280,9 +278,9 @@ def test_output_perturbation_label_sensitivity_of_logistic_minimiser():
         Z = rng.normal(size=(n, 3))
         Z /= np.linalg.norm(Z, axis=1, keepdims=True)
         signs = rng.choice([-1.0, 1.0], n)
-        f, _ = _minimise(LogisticLoss(), Z, signs, reg, np.zeros(3), 1e-7, 1000)
+        f, _ = minimise(LogisticLoss(), Z, signs, reg, np.zeros(3), 1e-7, 1000)
         signs[0] *= -1
-        f2, _ = _minimise(LogisticLoss(), Z, signs, reg, np.zeros(3), 1e-7, 1000)
+        f2, _ = minimise(LogisticLoss(), Z, signs, reg, np.zeros(3), 1e-7, 1000)
         worst = max(worst, np.linalg.norm(f - f2) * n * reg)
     assert 0.5 < worst <= 1.0 + 1e-4  # (the paper's g = 2 would allow 2)
     assert output_perturbation_beta(2.0, n, reg, 1.0) == pytest.approx(n * reg * 2.0)
@@ -299,7 +297,7 @@ def test_estimator_uses_the_objective_branch(estimator, c, privacy, epsilon):
     estimator.set_params(epsilon=epsilon, C=0.1, data_norm=20.0, classes=[0, 1], random_state=0,
                          privacy=privacy)
     estimator.fit(X, y)
-    plan = estimator.perturbation_
+    plan = estimator.mechanism_params_
     g, rank = neighbour_bounds(estimator._loss(), privacy)
     reg = 1.0 / (2 * 0.1 * 200)  # Lambda = 1 / (2 C n) on z with an intercept
     assert plan["regularization"] == pytest.approx(reg)
@@ -307,7 +305,7 @@ def test_estimator_uses_the_objective_branch(estimator, c, privacy, epsilon):
     assert (plan["epsilon_prime"], plan["extra_regularization"]) == expected
     assert (plan["gradient_sensitivity"], plan["hessian_rank"]) == (g, rank)
     assert plan["noise_scale"] == pytest.approx(g / expected[0])
-    assert plan["c"] == c
+    assert plan["curvature_bound"] == c
     # Both branches are exercised where the Jacobian term exists.
     assert (expected[1] > 0) == (epsilon == 0.05 and rank > 0)
 
@@ -335,17 +333,18 @@ def test_newton_fc_gradient_noise_std_is_calibrated(privacy, solver):
     rho = approx_dp_to_zcdp(eps, delta)
     releases = {"label": T, "full": (T + 1) if solver == "fc" else 2 * T}[privacy]
     s = math.sqrt(releases / (2 * rho))
-    assert newton_fc_noise_multiplier(rho, solver, privacy, T) == pytest.approx(s)
+    assert second_order_noise_multiplier(rho, solver, privacy, T) == pytest.approx(s)
     sens = math.sqrt(2.0) if privacy == "label" else math.sqrt(5.0)
     clf = DPLogisticRegression(
-        epsilon=eps, delta=delta, solver=solver, privacy=privacy, max_iter=T, data_norm=20.0,
-        classes=range(5), random_state=0,
+        epsilon=eps, delta=delta, solver=solver, privacy=privacy, n_noisy_steps=T,
+        data_norm=20.0, classes=range(5), random_state=0,
     ).fit(X, y)
-    plan = clf.perturbation_
+    plan = clf.mechanism_params_
     assert plan["noise_multiplier"] == pytest.approx(s)
-    assert plan["gradient_sensitivity"] == pytest.approx(sens)
-    assert plan["gradient_std"] == pytest.approx(s * sens / n)
+    assert plan["sensitivities"]["gradient"] == pytest.approx(sens)
+    assert plan["noise_stds"]["gradient"] == pytest.approx(s * sens / n)
     assert plan["rho"] == pytest.approx(rho)
+    assert plan["n_noisy_steps"] == T
     if privacy == "label" and solver == "fc":
         # Empirical: one FC step from 0 is theta = -P^-1 (g + noise), P = G/(4n) + Lambda I.
         reg = plan["regularization"]
@@ -355,8 +354,8 @@ def test_newton_fc_gradient_noise_std_is_calibrated(privacy, solver):
         noise = []
         for seed in range(20):
             theta = noisy_second_order_logistic(
-                y, Z=Z, n_classes=5, solver="fc", privacy="label", n_iter=1,
-                noise_multiplier=s, reg=reg, random_state=np.random.default_rng(seed),
+                y, Z=Z, n_classes=5, solver="fc", n_noisy_steps=1, reg=reg,
+                noise_stds=plan["noise_stds"], random_state=np.random.default_rng(seed),
             )
             noise.append((-(P @ theta.T) - g).ravel())
         noise = np.concatenate(noise) / (s * sens / n)
@@ -366,14 +365,15 @@ def test_newton_fc_gradient_noise_std_is_calibrated(privacy, solver):
 def test_binary_label_sensitivity_is_one():
     X, y = _blobs(2, n=200)
     clf = DPLogisticRegression(
-        epsilon=1.0, delta=1e-5, solver="newton", max_iter=3, data_norm=20.0, classes=[0, 1],
-        random_state=0,
+        epsilon=1.0, delta=1e-5, solver="newton", n_noisy_steps=3, data_norm=20.0,
+        classes=[0, 1], random_state=0,
     ).fit(X, y)
-    assert clf.perturbation_["n_problems"] == 1
-    assert clf.perturbation_["gradient_sensitivity"] == 1.0
-    assert "hessian_std" not in clf.perturbation_  # label DP: the Hessian reads no label
-    full = clf.set_params(privacy="full").fit(X, y).perturbation_
-    assert full["hessian_sensitivity"] == 0.25
+    assert clf.mechanism_params_["n_problems"] == 1
+    assert clf.mechanism_params_["sensitivities"] == {"gradient": 1.0}
+    # label DP: the Hessian reads no label and gets no noise
+    assert set(clf.mechanism_params_["noise_stds"]) == {"gradient"}
+    full = clf.set_params(privacy="full").fit(X, y).mechanism_params_
+    assert full["sensitivities"]["hessian"] == 0.25
     assert full["noise_multiplier"] == pytest.approx(
         math.sqrt(2 * 3 / (2 * approx_dp_to_zcdp(1.0, 1e-5)))
     )
@@ -389,18 +389,18 @@ def test_second_order_matrices_get_the_shared_symmetric_noise(monkeypatch, priva
         calls.append(std)
         return _gram_noise.add_symmetric_noise(M, std, random_state)
 
-    monkeypatch.setattr(_newton, "add_symmetric_noise", recording)
+    monkeypatch.setattr(_second_order, "add_symmetric_noise", recording)
     X, y = _blobs(3, n=300)
     clf = DPLogisticRegression(epsilon=1.0, delta=1e-5, solver=solver, privacy=privacy,
-                               max_iter=4, data_norm=20.0, classes=range(3),
+                               n_noisy_steps=4, data_norm=20.0, classes=range(3),
                                random_state=0).fit(X, y)
     if privacy == "label":
         assert calls == []  # the curvature reads no label
         return
-    plan = clf.perturbation_
+    plan = clf.mechanism_params_
     key = "hessian" if solver == "newton" else "gram"
-    expected = plan["noise_multiplier"] * plan[f"{key}_sensitivity"] / 300
-    assert plan[f"{key}_std"] == pytest.approx(expected)
+    expected = plan["noise_multiplier"] * plan["sensitivities"][key] / 300
+    assert plan["noise_stds"][key] == pytest.approx(expected)
     assert calls == [pytest.approx(expected)] * (4 * 3 if solver == "newton" else 1)
 
 
@@ -420,8 +420,8 @@ def test_budget_split(Estimator, solver, n_classes, privacy, share):
         epsilon=2.0, solver=solver, privacy=privacy, data_norm=20.0, classes=range(n_classes),
         random_state=0, accountant=acc,
     ).fit(X, y)
-    assert clf.perturbation_["epsilon_per_problem"] == pytest.approx(2.0 / share)
-    assert clf.perturbation_["n_problems"] == (1 if n_classes == 2 else n_classes)
+    assert clf.mechanism_params_["epsilon_per_problem"] == pytest.approx(2.0 / share)
+    assert clf.mechanism_params_["n_problems"] == (1 if n_classes == 2 else n_classes)
     assert clf.coef_.shape == (1 if n_classes == 2 else n_classes, 4)
     assert clf.epsilon_ == 2.0 and clf.delta_ == 0.0
     assert acc.total().epsilon == pytest.approx(2.0)
@@ -435,10 +435,10 @@ def test_budget_split(Estimator, solver, n_classes, privacy, share):
     [
         dict(solver="objective"),
         dict(solver="output"),
-        dict(solver="newton", delta=1e-6, max_iter=15),
-        dict(solver="fc", delta=1e-6, max_iter=400),
+        dict(solver="newton", delta=1e-6, n_noisy_steps=15),
+        dict(solver="fc", delta=1e-6, n_noisy_steps=400),
         dict(solver="objective", privacy="full"),
-        dict(solver="fc", delta=1e-6, max_iter=400, privacy="full"),
+        dict(solver="fc", delta=1e-6, n_noisy_steps=400, privacy="full"),
     ],
 )
 def test_logistic_agrees_with_sklearn_at_huge_epsilon(params):
@@ -466,8 +466,7 @@ def test_multiclass_logistic_agrees_with_one_vs_rest(solver):
     R = 20.0
     clf = DPLogisticRegression(
         epsilon=1e9, delta=1e-6 if solver == "newton" else 0.0, C=2.0, data_norm=R,
-        solver=solver, max_iter=20 if solver == "newton" else None, classes=range(4),
-        random_state=0,
+        solver=solver, n_noisy_steps=20, classes=range(4), random_state=0,
     ).fit(X, y)
     Z = math.sqrt(2) * _feature_map(X, R, True)  # [x / R, 1]
     ref = OneVsRestClassifier(LogisticRegression(C=2.0, fit_intercept=False, tol=1e-10)).fit(Z, y)
@@ -490,8 +489,8 @@ def test_svc_agrees_with_non_private_minimiser(solver, n_classes):
     n = Z.shape[0]
     positives = [1] if n_classes == 2 else range(n_classes)
     F = np.array([
-        _minimise(HuberHingeLoss(0.3), Z, np.where(y == k, 1.0, -1.0), 1 / (C * n),
-                  np.zeros(Z.shape[1]), 1e-9, 5000)[0]
+        minimise(HuberHingeLoss(0.3), Z, np.where(y == k, 1.0, -1.0), 1 / (C * n),
+                 np.zeros(Z.shape[1]), 1e-9, 5000)[0]
         for k in positives
     ])
     scores = Z @ F.T
@@ -523,12 +522,12 @@ def test_newton_and_lbfgs_find_the_same_minimiser():
     class LBFGSLogistic(LogisticLoss):
         newton = False
 
-    f_newton, it_newton = _minimise(LogisticLoss(), Z, signs, 1e-3, linear, 1e-9, 1000)
-    f_lbfgs, it_lbfgs = _minimise(LBFGSLogistic(), Z, signs, 1e-3, linear, 1e-9, 1000)
+    f_newton, it_newton = minimise(LogisticLoss(), Z, signs, 1e-3, linear, 1e-9, 1000)
+    f_lbfgs, it_lbfgs = minimise(LBFGSLogistic(), Z, signs, 1e-3, linear, 1e-9, 1000)
     # Strong convexity 1e-3: both within ||grad|| / 1e-3 of the minimiser.
     assert np.linalg.norm(f_newton - f_lbfgs) <= 2e-6
     assert it_newton < 15 < it_lbfgs
-    f_sparse, _ = _minimise(LogisticLoss(), sp.csr_matrix(Z), signs, 1e-3, linear, 1e-9, 1000)
+    f_sparse, _ = minimise(LogisticLoss(), sp.csr_matrix(Z), signs, 1e-3, linear, 1e-9, 1000)
     assert np.linalg.norm(f_sparse - f_newton) <= 2e-6
 
 
@@ -549,7 +548,7 @@ def test_regularization_matches_sklearn_C(fit_intercept, factor):
     X, y = _blobs(2, n=300)
     clf = DPLogisticRegression(C=0.5, fit_intercept=fit_intercept, data_norm=20.0,
                                classes=[0, 1], random_state=0).fit(X, y)
-    assert clf.perturbation_["regularization"] == pytest.approx(1 / (factor * 0.5 * 300))
+    assert clf.mechanism_params_["regularization"] == pytest.approx(1 / (factor * 0.5 * 300))
 
 
 def test_coefficients_are_reported_on_raw_features():
@@ -632,7 +631,7 @@ _CHECKED = [
     DPLogisticRegression(epsilon=1e6, C=10.0, random_state=0),
     DPLogisticRegression(epsilon=1e6, C=10.0, solver="output", random_state=0),
     DPLogisticRegression(epsilon=1e6, delta=1e-5, C=10.0, solver="newton", random_state=0),
-    DPLogisticRegression(epsilon=1e6, delta=1e-5, C=10.0, solver="fc", max_iter=100,
+    DPLogisticRegression(epsilon=1e6, delta=1e-5, C=10.0, solver="fc", n_noisy_steps=100,
                          random_state=0),
     DPLinearSVC(epsilon=1e6, C=10.0, random_state=0),
     DPLinearSVC(epsilon=1e6, C=10.0, solver="output", random_state=0),
@@ -680,9 +679,46 @@ def test_the_optimisers_iteration_count_is_not_released(Estimator, solver):
 
 def test_newton_and_fc_report_their_public_step_count():
     X, y = make_classification(200, 4, random_state=0)
-    clf = DPLogisticRegression(epsilon=1.0, delta=1e-5, solver="fc", max_iter=7,
+    clf = DPLogisticRegression(epsilon=1.0, delta=1e-5, solver="fc", n_noisy_steps=7,
                                data_norm=20.0, classes=[0, 1], random_state=0).fit(X, y)
     assert clf.n_iter_ == 7
+
+
+@pytest.mark.parametrize("solver", ["newton", "fc"])
+def test_max_iter_and_tol_belong_to_the_exact_minimiser_only(solver):
+    # One meaning per name: the noisy-step count is n_noisy_steps, never max_iter.
+    X, y = make_classification(200, 4, random_state=0)
+    kw = dict(epsilon=1.0, delta=1e-5, solver=solver, n_noisy_steps=5, data_norm=20.0,
+              classes=[0, 1], random_state=0)
+    base = DPLogisticRegression(**kw).fit(X, y)
+    other = DPLogisticRegression(max_iter=1, tol=1e-1, **kw).fit(X, y)
+    np.testing.assert_array_equal(base.coef_, other.coef_)
+    assert base.n_iter_ == other.n_iter_ == 5
+    fewer = DPLogisticRegression(**{**kw, "n_noisy_steps": 2}).fit(X, y)
+    assert not np.array_equal(base.coef_, fewer.coef_)
+    # ... and objective perturbation does not read n_noisy_steps.
+    kw.update(solver="objective", delta=0.0)
+    objective = DPLogisticRegression(**kw).fit(X, y)
+    one_step = DPLogisticRegression(**{**kw, "n_noisy_steps": 1}).fit(X, y)
+    np.testing.assert_array_equal(objective.coef_, one_step.coef_)
+
+
+@pytest.mark.parametrize("Estimator", [DPLogisticRegression, DPLinearSVC])
+def test_every_solver_is_in_the_table_and_recorded_in_the_spend(Estimator):
+    solvers = Estimator._parameter_constraints["solver"][0].options
+    assert solvers <= set(SOLVERS)
+    if Estimator is DPLinearSVC:
+        assert not any(SOLVERS[name].zcdp for name in solvers)  # no Gaussian solver for SVC
+    X, y = make_classification(200, 4, random_state=0)
+    for name in sorted(solvers):
+        clf = Estimator(epsilon=1.0, solver=name, data_norm=20.0, classes=[0, 1],
+                        random_state=0)
+        if SOLVERS[name].zcdp:
+            clf.set_params(delta=1e-5)
+        spend = clf.fit(X, y).privacy_spend_
+        assert spend.mechanism == SOLVERS[name].mechanism
+        assert spend.params == {"privacy": "label", **clf.mechanism_params_}
+        assert hasattr(clf, "n_iter_") == SOLVERS[name].reports_n_iter
 
 
 def test_collinear_one_hot_columns_with_a_tiny_ridge_still_fit():
@@ -701,5 +737,5 @@ def test_collinear_one_hot_columns_with_a_tiny_ridge_still_fit():
     hessian.flat[:: hessian.shape[0] + 1] += 1.0 / (2 * 1e8 * n)
     with pytest.raises(LinAlgError):
         cho_factor(hessian, lower=False, check_finite=False)
-    factor = _factor_preconditioner(hessian)
+    factor = factor_preconditioner(hessian)
     assert np.all(np.isfinite(factor[0]))

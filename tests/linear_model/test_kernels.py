@@ -187,7 +187,7 @@ def test_private_kernel_model_solves_nonlinear_problem(dataset):
     kernel_acc, linear_acc = kernel.score(X_test, y_test), linear.score(X_test, y_test)
     assert kernel_acc >= 0.95
     assert kernel_acc >= linear_acc + 0.07
-    assert kernel[-1].perturbation_["solver"] == "objective"
+    assert kernel[-1].privacy_spend_.mechanism == "ERM objective perturbation"
 
 
 def test_private_kernel_svm_at_moderate_epsilon():

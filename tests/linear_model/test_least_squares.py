@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.datasets import load_breast_cancer, make_classification
+from sklearn.linear_model import Ridge
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
@@ -17,7 +18,7 @@ from sklearn_labeldp.linear_model import _least_squares
 from sklearn_labeldp.linear_model._gram_noise import project_psd
 from sklearn_labeldp.linear_model._least_squares import (
     DPLeastSquaresClassifier,
-    least_squares_noise_stds,
+    least_squares_sensitivities,
     noisy_least_squares_statistics,
 )
 from sklearn_labeldp.linear_model._preprocessing import clip_rows
@@ -31,31 +32,32 @@ def _exact_statistics(Z, codes, n_classes):
     return {"G": Z.T @ Z, "A": A, "b": Z.T @ Y}
 
 
-def _design(X, C, fit_intercept):
+def _design(X, R, fit_intercept):
     """Independent re-implementation of the clipping and intercept column."""
     norms = np.linalg.norm(X, axis=1)
-    Z = X * np.minimum(1.0, C / np.maximum(norms, 1e-300))[:, None]
+    Z = X * np.minimum(1.0, R / np.maximum(norms, 1e-300))[:, None]
     if fit_intercept:
-        Z = np.hstack([Z, np.full((len(Z), 1), C)]) / SQRT2
+        Z = np.hstack([Z, np.full((len(Z), 1), R)]) / SQRT2
     return Z
 
 
-def _nonprivate_scores(X_train, codes, X_test, *, n_classes, formulation, alpha, lam, C,
-                       fit_intercept):
+def _nonprivate_scores(X_train, codes, X_test, *, n_classes, formulation, gram_weight, alpha,
+                       R, fit_intercept):
     """The same closed form without noise, written directly from Mehta et al. (2023)."""
-    Z = _design(X_train, C, fit_intercept)
+    Z = _design(X_train, R, fit_intercept)
     st = _exact_statistics(Z, codes, n_classes)
     p = Z.shape[1]
     if formulation == "ridge":
-        theta = np.linalg.solve(st["G"] + lam * np.eye(p), st["b"]).T
+        theta = np.linalg.solve(st["G"] + alpha * np.eye(p), st["b"]).T
     else:
         theta = np.stack([
-            np.linalg.solve(st["A"][j] + alpha * st["G"] + lam * np.eye(p), st["b"][:, j])
+            np.linalg.solve(st["A"][j] + gram_weight * st["G"] + alpha * np.eye(p),
+                            st["b"][:, j])
             for j in range(n_classes)
         ])
     Zt = X_test
     if fit_intercept:
-        Zt = np.hstack([X_test, np.full((len(X_test), 1), C)]) / SQRT2
+        Zt = np.hstack([X_test, np.full((len(X_test), 1), R)]) / SQRT2
         # raw (unclipped) test features for the coefficient part, as the estimator does
         return Zt[:, :-1] @ theta[:, :-1].T + Zt[:, -1:] @ theta[:, -1:].T
     return Zt @ theta.T
@@ -73,13 +75,13 @@ def _nonprivate_scores(X_train, codes, X_test, *, n_classes, formulation, alpha,
         ("full", "ridge", {"G": 4.0, "b": 2.0}),
     ],
 )
-def test_noise_stds_match_sensitivities(privacy, formulation, expected):
-    # s = 1, C = 2: label DP uses substitution sensitivities sqrt(2) C^2 and sqrt(2) C,
-    # full DP add/remove sensitivities C^2 and C (Mehta et al. 2023, Alg. 3).
-    stds = least_squares_noise_stds(privacy, formulation, 1.0, 2.0)
-    assert stds.keys() == expected.keys()
+def test_sensitivities_of_the_released_statistics(privacy, formulation, expected):
+    # R = 2: label DP uses substitution sensitivities sqrt(2) R^2 and sqrt(2) R,
+    # full DP add/remove sensitivities R^2 and R (Mehta et al. 2023, Alg. 3).
+    sensitivities = least_squares_sensitivities(privacy, formulation, 2.0)
+    assert sensitivities.keys() == expected.keys()
     for key, value in expected.items():
-        assert stds[key] == pytest.approx(value)
+        assert sensitivities[key] == pytest.approx(value)
 
 
 def _neighbour_sensitivity(privacy, formulation):
@@ -87,7 +89,7 @@ def _neighbour_sensitivity(privacy, formulation):
     rng = np.random.default_rng(0)
     K = 4
     Z = rng.normal(size=(30, 5))
-    Z /= np.linalg.norm(Z, axis=1, keepdims=True)  # all rows at norm C = 1
+    Z /= np.linalg.norm(Z, axis=1, keepdims=True)  # all rows at norm R = 1
     codes = rng.integers(K, size=30)
     base = _exact_statistics(Z, codes, K)
     worst = {"G": 0.0, "A": 0.0, "b": 0.0}
@@ -105,16 +107,16 @@ def _neighbour_sensitivity(privacy, formulation):
 
 
 @pytest.mark.parametrize("privacy", ["label", "full"])
-def test_stds_are_multiplier_times_observed_sensitivity(privacy):
-    # Rows at exactly norm C attain the bounds, so the stds (with s = 1) equal them.
+def test_sensitivities_are_the_observed_ones(privacy):
+    # Rows at exactly norm R = 1 attain the bounds.
     worst = _neighbour_sensitivity(privacy, "weighted")
-    stds = least_squares_noise_stds(privacy, "weighted", 1.0, 1.0)
-    assert worst["A"] == pytest.approx(stds["A"])
-    assert worst["b"] == pytest.approx(stds["b"])
+    sensitivities = least_squares_sensitivities(privacy, "weighted", 1.0)
+    assert worst["A"] == pytest.approx(sensitivities["A"])
+    assert worst["b"] == pytest.approx(sensitivities["b"])
     if privacy == "label":
-        assert worst["G"] == 0.0 and "G" not in stds
+        assert worst["G"] == 0.0 and "G" not in sensitivities
     else:
-        assert worst["G"] == pytest.approx(stds["G"])
+        assert worst["G"] == pytest.approx(sensitivities["G"])
 
 
 @pytest.mark.parametrize(
@@ -123,19 +125,20 @@ def test_stds_are_multiplier_times_observed_sensitivity(privacy):
 )
 def test_gaussian_noise_std_equals_calibrated_sigma(privacy, formulation):
     rng = np.random.default_rng(1)
-    n, p, K, C, s = 40, 3, 3, 2.0, 0.7
+    n, p, K, R, s = 40, 3, 3, 2.0, 0.7
     Z = rng.normal(size=(n, p))
-    Z *= C / np.linalg.norm(Z, axis=1, keepdims=True) * rng.uniform(0.2, 1.0, size=(n, 1))
+    Z *= R / np.linalg.norm(Z, axis=1, keepdims=True) * rng.uniform(0.2, 1.0, size=(n, 1))
     codes = rng.integers(K, size=n)
     exact = _exact_statistics(Z, codes, K)
-    stds = least_squares_noise_stds(privacy, formulation, s, C)
+    stds = {key: s * value
+            for key, value in least_squares_sensitivities(privacy, formulation, R).items()}
     reps = 600
     errors = {key: [] for key in stds}
     gen = np.random.default_rng(2)
     for _ in range(reps):
         out = noisy_least_squares_statistics(
             codes, Z=Z, n_classes=K, privacy=privacy, formulation=formulation,
-            noise_multiplier=s, clip_norm=C, random_state=gen,
+            noise_multiplier=s, data_norm=R, random_state=gen,
         )
         assert set(out) == set(stds)
         for key in stds:
@@ -157,10 +160,10 @@ def test_gaussian_noise_std_equals_calibrated_sigma(privacy, formulation):
 
 
 def test_mechanism_refuses_unclipped_rows():
-    with pytest.raises(ValueError, match="clip_norm"):
+    with pytest.raises(ValueError, match="data_norm"):
         noisy_least_squares_statistics(
             np.array([0]), Z=np.array([[3.0, 4.0]]), n_classes=2, privacy="label",
-            formulation="ridge", noise_multiplier=1.0, clip_norm=1.0, random_state=0,
+            formulation="ridge", noise_multiplier=1.0, data_norm=1.0, random_state=0,
         )
 
 
@@ -169,7 +172,7 @@ def test_mechanism_sparse_matches_dense():
     Z = rng.uniform(size=(20, 4)) * (rng.uniform(size=(20, 4)) < 0.5) / 2.0
     codes = rng.integers(3, size=20)
     kw = dict(n_classes=3, privacy="full", formulation="weighted", noise_multiplier=0.0,
-              clip_norm=1.0, random_state=0)
+              data_norm=1.0, random_state=0)
     dense = noisy_least_squares_statistics(codes, Z=Z, **kw)
     sparse = noisy_least_squares_statistics(codes, Z=sp.csr_matrix(Z), **kw)
     exact = _exact_statistics(Z, codes, 3)
@@ -241,26 +244,32 @@ def test_rho_and_noise_multiplier(privacy, formulation, m):
     X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=0)
     clf = DPLeastSquaresClassifier(
         epsilon=2.0, delta=1e-6, privacy=privacy, formulation=formulation,
-        clip_norm=5.0, classes=[0, 1, 2], random_state=0,
+        data_norm=5.0, classes=[0, 1, 2], random_state=0,
     ).fit(X, y)
-    s = clf.noise_multiplier_
+    params = clf.mechanism_params_
+    s, rho = params["noise_multiplier"], params["rho"]
     # label weighted: 1/s^2; full weighted: 3/(2 s^2); label ridge: 1/(2 s^2); full ridge 1/s^2
-    assert clf.rho_ == pytest.approx(m / (2 * s**2), rel=1e-12)
-    assert zcdp_to_approx_dp(clf.rho_, 1e-6) <= 2.0
-    assert zcdp_to_approx_dp(clf.rho_, 1e-6) == pytest.approx(2.0, rel=1e-6)
+    assert rho == pytest.approx(m / (2 * s**2), rel=1e-12)
+    assert zcdp_to_approx_dp(rho, 1e-6) <= 2.0
+    assert zcdp_to_approx_dp(rho, 1e-6) == pytest.approx(2.0, rel=1e-6)
     assert (clf.epsilon_, clf.delta_) == (2.0, 1e-6)
-    assert clf.privacy_spend_.rho == pytest.approx(clf.rho_)
-    assert clf.noise_stds_ == least_squares_noise_stds(privacy, formulation, s, 5.0)
+    assert clf.privacy_spend_.rho == pytest.approx(rho)
+    sensitivities = least_squares_sensitivities(privacy, formulation, 5.0)
+    assert params["sensitivities"] == sensitivities
+    assert params["noise_stds"] == {key: s * value for key, value in sensitivities.items()}
+    assert clf.privacy_spend_.params == {"privacy": privacy, "formulation": formulation,
+                                         **params}
 
 
 def test_label_dp_needs_less_noise_than_full_dp():
     X, y = make_classification(200, 5, random_state=0)
-    kw = dict(epsilon=1.0, clip_norm=10.0, classes=[0, 1], random_state=0)
-    label = DPLeastSquaresClassifier(privacy="label", **kw).fit(X, y)
-    full = DPLeastSquaresClassifier(privacy="full", **kw).fit(X, y)
+    kw = dict(epsilon=1.0, data_norm=10.0, classes=[0, 1], random_state=0)
+    label = DPLeastSquaresClassifier(privacy="label", **kw).fit(X, y).mechanism_params_
+    full = DPLeastSquaresClassifier(privacy="full", **kw).fit(X, y).mechanism_params_
     # s_label = 1/sqrt(rho), s_full = sqrt(3/(2 rho)) at the same rho
-    assert full.noise_multiplier_ / label.noise_multiplier_ == pytest.approx(math.sqrt(1.5))
-    assert label.noise_stds_["b"] / full.noise_stds_["b"] == pytest.approx(SQRT2 / math.sqrt(1.5))
+    assert full["noise_multiplier"] / label["noise_multiplier"] == pytest.approx(math.sqrt(1.5))
+    assert label["noise_stds"]["b"] / full["noise_stds"]["b"] == pytest.approx(
+        SQRT2 / math.sqrt(1.5))
 
 
 def test_accountant_is_charged():
@@ -286,14 +295,15 @@ def _breast_cancer():
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_huge_epsilon_agrees_with_nonprivate(privacy, formulation, fit_intercept):
     X, y = _breast_cancer()
-    C, lam, alpha = 1.0, 1.0, 0.5
+    R, alpha, gram_weight = 1.0, 1.0, 0.5
     clf = DPLeastSquaresClassifier(
         epsilon=1e9, privacy=privacy, formulation=formulation, alpha=alpha,
-        l2_regularization=lam, clip_norm=C, fit_intercept=fit_intercept,
+        gram_weight=gram_weight, data_norm=R, fit_intercept=fit_intercept,
         classes=[0, 1], random_state=0,
     ).fit(X, y)
-    scores = _nonprivate_scores(X, y, X, n_classes=2, formulation=formulation, alpha=alpha,
-                                lam=lam, C=C, fit_intercept=fit_intercept)
+    scores = _nonprivate_scores(X, y, X, n_classes=2, formulation=formulation,
+                                gram_weight=gram_weight, alpha=alpha, R=R,
+                                fit_intercept=fit_intercept)
     expected = np.argmax(scores, axis=1)
     assert np.mean(clf.predict(X) == expected) >= 0.99
     assert clf.score(X, y) > 0.9
@@ -304,12 +314,26 @@ def test_huge_epsilon_agrees_with_nonprivate(privacy, formulation, fit_intercept
 def test_huge_epsilon_multiclass_agrees():
     X, y = make_classification(3000, 10, n_informative=6, n_classes=5, random_state=0)
     X = X / 8.0
-    clf = DPLeastSquaresClassifier(epsilon=1e9, clip_norm=1.0, classes=range(5),
+    clf = DPLeastSquaresClassifier(epsilon=1e9, data_norm=1.0, classes=range(5),
                                    random_state=0).fit(X, y)
-    scores = _nonprivate_scores(X, y, X, n_classes=5, formulation="weighted", alpha=1.0,
-                                lam=1.0, C=1.0, fit_intercept=True)
+    scores = _nonprivate_scores(X, y, X, n_classes=5, formulation="weighted", gram_weight=1.0,
+                                alpha=1.0, R=1.0, fit_intercept=True)
     assert np.mean(clf.predict(X) == np.argmax(scores, axis=1)) >= 0.99
     assert clf.coef_.shape == (5, 10) and clf.intercept_.shape == (5,)
+
+
+@pytest.mark.parametrize("alpha", [0.1, 30.0])
+def test_alpha_is_ridges_alpha(alpha):
+    # The "ridge" formulation at a huge epsilon is scikit-learn's Ridge(alpha) on the
+    # one-hot targets (rows inside the bound, no intercept: the design is X itself). The
+    # Gaussian noise at epsilon = 1e9 still has std ~1e-4 on X^T Y (sums of order 100).
+    X, y = make_classification(300, 5, n_informative=5, n_redundant=0, n_classes=3,
+                               random_state=0)
+    clf = DPLeastSquaresClassifier(epsilon=1e9, formulation="ridge", alpha=alpha,
+                                   fit_intercept=False, classes=[0, 1, 2],
+                                   random_state=0).fit(X, y)
+    ridge = Ridge(alpha=alpha, fit_intercept=False).fit(X, np.eye(3)[y])
+    np.testing.assert_allclose(clf.coef_, ridge.coef_, rtol=1e-4)
 
 
 def test_small_epsilon_is_noisy_and_seeded():
@@ -325,7 +349,7 @@ def test_small_epsilon_is_noisy_and_seeded():
 def test_sparse_input_matches_dense():
     X, y = make_classification(300, 6, random_state=0)
     X[np.abs(X) < 0.8] = 0.0
-    kw = dict(epsilon=1.0, classes=[0, 1], random_state=0, clip_norm=3.0)
+    kw = dict(epsilon=1.0, classes=[0, 1], random_state=0, data_norm=3.0)
     for formulation in ("weighted", "ridge"):
         dense = DPLeastSquaresClassifier(formulation=formulation, **kw).fit(X, y)
         sparse = DPLeastSquaresClassifier(formulation=formulation, **kw).fit(
@@ -336,7 +360,7 @@ def test_sparse_input_matches_dense():
 
 
 def test_intercept_column_inside_norm_bound():
-    # A constant feature scaled with the rows: z = [x, C]/sqrt(2) has norm <= C, so
+    # A constant feature scaled with the rows: z = [x, R]/sqrt(2) has norm <= R, so
     # the released statistics at s = 0 equal those of that design.
     X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
     clf = DPLeastSquaresClassifier(epsilon=1e9, classes=[0, 1])
@@ -364,11 +388,11 @@ def test_clipping_is_not_data_dependent():
         ({"delta": 0.0}, "delta"),
         ({"delta": 1.0}, "delta"),
         ({"delta": -1e-5}, "delta"),
-        ({"clip_norm": 0.0}, "clip_norm"),
-        ({"clip_norm": -1.0}, "clip_norm"),
+        ({"data_norm": 0.0}, "data_norm"),
+        ({"data_norm": -1.0}, "data_norm"),
         ({"epsilon": 0.0}, "epsilon"),
-        ({"l2_regularization": 0.0}, "l2_regularization"),
-        ({"alpha": -1.0}, "alpha"),
+        ({"alpha": 0.0}, "alpha"),
+        ({"gram_weight": -1.0}, "gram_weight"),
         ({"privacy": "feature"}, "privacy"),
         ({"formulation": "lasso"}, "formulation"),
     ],
@@ -400,8 +424,8 @@ def test_classes_none_warns_leak():
 ESTIMATORS = [
     DPLeastSquaresClassifier(epsilon=1e6, random_state=0),
     DPLeastSquaresClassifier(epsilon=1e6, formulation="ridge", random_state=0),
-    # Full DP: a public bound (clip_norm="auto" would read the private features).
-    DPLeastSquaresClassifier(epsilon=1e6, clip_norm=10.0, privacy="full", random_state=0),
+    # Full DP: a public bound (data_norm="auto" would read the private features).
+    DPLeastSquaresClassifier(epsilon=1e6, data_norm=10.0, privacy="full", random_state=0),
 ]
 
 

@@ -16,12 +16,12 @@ from sklearn_labeldp.linear_model import (
 )
 from sklearn_labeldp.linear_model._preprocessing import plan_row_bound, row_norms
 
-# (factory, name of the bound parameter); every solver family once.
+# Every solver family once; all of them call the bound data_norm.
 ESTIMATORS = [
-    (lambda **kw: DPLogisticRegression(**kw), "data_norm"),
-    (lambda **kw: DPLogisticRegression(solver="fc", delta=1e-5, **kw), "data_norm"),
-    (lambda **kw: DPLinearSVC(**kw), "data_norm"),
-    (lambda **kw: DPLeastSquaresClassifier(**kw), "clip_norm"),
+    lambda **kw: DPLogisticRegression(**kw),
+    lambda **kw: DPLogisticRegression(solver="fc", delta=1e-5, **kw),
+    lambda **kw: DPLinearSVC(**kw),
+    lambda **kw: DPLeastSquaresClassifier(**kw),
 ]
 IDS = ["logistic", "logistic-fc", "svc", "least-squares"]
 
@@ -42,81 +42,81 @@ def _fit_quietly(estimator, X, y):
         return estimator.fit(X, y)
 
 
-@pytest.mark.parametrize("make, name", ESTIMATORS, ids=IDS)
-def test_auto_is_the_default_and_the_largest_row_norm(make, name):
+@pytest.mark.parametrize("make", ESTIMATORS, ids=IDS)
+def test_auto_is_the_default_and_the_largest_row_norm(make):
     X, y = _data(n_long=30)
     clf = _fit_quietly(make(classes=[0, 1], random_state=0), X, y)
-    assert clf.get_params()[name] == "auto"
-    assert getattr(clf, f"{name}_") == row_norms(X).max() == pytest.approx(3.0)
+    assert clf.get_params()["data_norm"] == "auto"
+    assert clf.data_norm_ == row_norms(X).max() == pytest.approx(3.0)
     assert clf.clipped_fraction_ == 0.0
-    given = make(classes=[0, 1], random_state=0, **{name: row_norms(X).max()}).fit(X, y)
+    given = make(classes=[0, 1], random_state=0, data_norm=row_norms(X).max()).fit(X, y)
     np.testing.assert_array_equal(clf.coef_, given.coef_)
     # Sparse input finds the same bound.
-    assert getattr(make(classes=[0, 1], random_state=0).fit(sp.csr_matrix(X), y),
-                   f"{name}_") == pytest.approx(3.0, rel=1e-15)
+    assert make(classes=[0, 1], random_state=0).fit(sp.csr_matrix(X), y).data_norm_ == (
+        pytest.approx(3.0, rel=1e-15))
 
 
-@pytest.mark.parametrize("make, name", ESTIMATORS, ids=IDS)
-def test_given_bound_reports_the_clipped_fraction(make, name):
+@pytest.mark.parametrize("make", ESTIMATORS, ids=IDS)
+def test_given_bound_reports_the_clipped_fraction(make):
     # 10 of 200 rows above the bound: 5%, not above the threshold, so no warning.
     X, y = _data(n_long=10)
-    clf = _fit_quietly(make(classes=[0, 1], random_state=0, **{name: 2.0}), X, y)
-    assert getattr(clf, f"{name}_") == 2.0
+    clf = _fit_quietly(make(classes=[0, 1], random_state=0, data_norm=2.0), X, y)
+    assert clf.data_norm_ == 2.0
     assert clf.clipped_fraction_ == 0.05
     # 11 rows: 5.5% > 5%, a warning that names the share and points at the caller's fit.
     X, y = _data(n_long=11)
-    with pytest.warns(RowClippingWarning, match=rf"5\.5% .*{name}=2") as record:
-        clf = make(classes=[0, 1], random_state=0, **{name: 2.0}).fit(X, y)
+    with pytest.warns(RowClippingWarning, match=r"5\.5% .*data_norm=2") as record:
+        clf = make(classes=[0, 1], random_state=0, data_norm=2.0).fit(X, y)
     assert clf.clipped_fraction_ == 0.055
     assert [w.filename for w in record] == [__file__]
     assert issubclass(RowClippingWarning, UserWarning)
 
 
-@pytest.mark.parametrize("make, name", ESTIMATORS, ids=IDS)
-def test_full_dp_auto_warns_that_it_reads_private_features(make, name):
+@pytest.mark.parametrize("make", ESTIMATORS, ids=IDS)
+def test_full_dp_auto_warns_that_it_reads_private_features(make):
     X, y = _data(n_long=30)
-    with pytest.warns(PrivacyLeakWarning, match=f"{name}='auto'.*private features") as record:
+    with pytest.warns(PrivacyLeakWarning, match="data_norm='auto'.*private features") as record:
         clf = make(privacy="full", classes=[0, 1], random_state=0).fit(X, y)
     assert [w.filename for w in record] == [__file__]
-    assert getattr(clf, f"{name}_") == pytest.approx(3.0)
+    assert clf.data_norm_ == pytest.approx(3.0)
     assert not hasattr(clf, "clipped_fraction_")
 
 
-@pytest.mark.parametrize("make, name", ESTIMATORS, ids=IDS)
-def test_full_dp_releases_nothing_about_clipping(make, name):
+@pytest.mark.parametrize("make", ESTIMATORS, ids=IDS)
+def test_full_dp_releases_nothing_about_clipping(make):
     # 100% of the rows clipped: under full DP that share is a statistic of the private
     # features, so it appears neither as an attribute nor in a warning.
     X, y = _data(n_long=200)
-    clf = _fit_quietly(make(privacy="full", classes=[0, 1], random_state=0, **{name: 1.0}), X, y)
-    assert getattr(clf, f"{name}_") == 1.0
+    clf = _fit_quietly(make(privacy="full", classes=[0, 1], random_state=0, data_norm=1.0), X, y)
+    assert clf.data_norm_ == 1.0
     assert not hasattr(clf, "clipped_fraction_")
 
 
-@pytest.mark.parametrize("make, name", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("make", ESTIMATORS, ids=IDS)
 @pytest.mark.parametrize("bad", ["max", "AUTO", "", None, 0.0, -1.0, np.inf, np.nan])
-def test_bad_bound_is_refused_before_any_spend(make, name, bad):
+def test_bad_bound_is_refused_before_any_spend(make, bad):
     X, y = _data()
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
-    clf = make(classes=[0, 1], accountant=accountant, **{name: bad})
-    with pytest.raises(ValueError, match=name):
+    clf = make(classes=[0, 1], accountant=accountant, data_norm=bad)
+    with pytest.raises(ValueError, match="data_norm"):
         clf.fit(X, y)
     assert accountant.total().epsilon == 0.0
-    assert not hasattr(clf, "coef_") and not hasattr(clf, f"{name}_")
+    assert not hasattr(clf, "coef_") and not hasattr(clf, "data_norm_")
 
 
 def test_rows_rounded_a_hair_above_the_bound_do_not_count_as_clipped():
     X = np.array([[0.6, 0.8]] * 9 + [[3.0, 4.0]])
     X[:9] *= 1 + 1e-15
     with pytest.warns(RowClippingWarning, match="10.0%"):
-        _, attributes = plan_row_bound(X, 1.0, privacy="label", name="data_norm")
+        _, attributes = plan_row_bound(X, 1.0, privacy="label")
     assert attributes["clipped_fraction_"] == 0.1
 
 
 def test_plan_row_bound_of_zero_rows_is_one():
     X = np.zeros((3, 2))
-    assert plan_row_bound(X, "auto", privacy="label", name="data_norm") == (
+    assert plan_row_bound(X, "auto", privacy="label") == (
         1.0, {"data_norm_": 1.0, "clipped_fraction_": 0.0})
-    assert plan_row_bound(X, 0.5, privacy="full", name="clip_norm") == (0.5, {"clip_norm_": 0.5})
+    assert plan_row_bound(X, 0.5, privacy="full") == (0.5, {"data_norm_": 0.5})
 
 
 def test_row_norms_dense_and_sparse():

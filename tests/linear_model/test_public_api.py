@@ -1,0 +1,72 @@
+"""One public vocabulary for the private linear models, and one record of each mechanism."""
+
+import inspect
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from sklearn_labeldp.linear_model import (
+    DPLeastSquaresClassifier,
+    DPLinearSVC,
+    DPLogisticRegression,
+)
+
+CASES = {
+    "ls-label-weighted": DPLeastSquaresClassifier(),
+    "ls-full-ridge": DPLeastSquaresClassifier(privacy="full", formulation="ridge", data_norm=8.0),
+    "logistic-objective": DPLogisticRegression(),
+    "logistic-output-full": DPLogisticRegression(solver="output", privacy="full", data_norm=8.0),
+    "logistic-newton": DPLogisticRegression(solver="newton", delta=1e-5, n_noisy_steps=3),
+    "logistic-fc-full": DPLogisticRegression(solver="fc", delta=1e-5, privacy="full",
+                                             data_norm=8.0),
+    "svc-objective": DPLinearSVC(),
+    "svc-output": DPLinearSVC(solver="output"),
+}
+
+COMMON = {"epsilon", "privacy", "data_norm", "fit_intercept", "classes", "random_state",
+          "accountant"}
+
+
+def _parameters(Estimator):
+    return dict(inspect.signature(Estimator).parameters)
+
+
+@pytest.mark.parametrize("Estimator", [DPLeastSquaresClassifier, DPLogisticRegression,
+                                       DPLinearSVC])
+def test_shared_parameters_have_one_name_and_default(Estimator):
+    params = _parameters(Estimator)
+    assert COMMON <= set(params)
+    assert params["data_norm"].default == "auto"
+    assert params["privacy"].default == "label"
+    # scikit-learn's meanings: C for the ERM models (LogisticRegression, LinearSVC),
+    # alpha for least squares (Ridge); max_iter and tol only with an optimiser.
+    if Estimator is DPLeastSquaresClassifier:
+        assert {"alpha", "gram_weight"} <= set(params)
+        assert not {"C", "max_iter", "tol"} & set(params)
+    else:
+        assert {"C", "max_iter", "tol"} <= set(params) and "alpha" not in params
+        assert params["max_iter"].default == 1000
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_fitted_attributes_and_label_independent_mechanism_record(name):
+    X, y = make_classification(300, 5, n_informative=3, n_classes=3, random_state=0)
+    estimator = CASES[name]
+    fits = [
+        estimator.set_params(epsilon=1.0, classes=[0, 1, 2], random_state=0).fit(X, labels)
+        for labels in (y, (y + 1) % 3, np.zeros_like(y))
+    ]
+    fitted = {key for key in vars(fits[0]) if key.endswith("_") and not key.startswith("_")}
+    expected = {"classes_", "coef_", "intercept_", "n_features_in_", "epsilon_", "delta_",
+                "privacy_spend_", "mechanism_params_", "data_norm_"}
+    if estimator.privacy == "label":
+        expected.add("clipped_fraction_")
+    if getattr(estimator, "solver", None) in ("newton", "fc"):
+        expected.add("n_iter_")  # the public step count
+    assert fitted == expected
+    # The calibrated parameters are public: the same for any labels.
+    records = [fit.mechanism_params_ for fit in fits]
+    assert records[0] == records[1] == records[2]
+    assert records[0] is not None and fits[0].privacy_spend_.params.items() >= (
+        records[0].items())
