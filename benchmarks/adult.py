@@ -65,7 +65,7 @@ would cost extra budget, so the tuned rows are optimistic for both methods.
 
 All BLAS pools are limited to 1 thread (``threadpoolctl`` here, environment
 variables in the diffprivlib subprocess) so the fit times compare like with
-like on a small machine. The checks the issue expects are printed at the end,
+like on a small machine. The agreement checks are printed at the end,
 whatever they show:
 
 - objective >= output perturbation at each eps (logistic and SVM, same C);
@@ -323,7 +323,7 @@ def run_checks(results, epsilons):
         print(f"  [{'PASS' if ok else 'FAIL'}] {text}")
         return ok
 
-    print("\nChecks (issue 4, 'The Adult table'):")
+    print("\nChecks against the published Adult results:")
     for obj, out, tag in ((LR_OBJ, LR_OUT, "logistic"),
                           (LR_OBJ_FULL, LR_OUT_FULL, "logistic, full DP"),
                           (SVM_OBJ, SVM_OUT, "Huber SVM"),

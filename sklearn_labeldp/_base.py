@@ -3,7 +3,7 @@
 Data flows one way: ``y`` -> a DP mechanism (through :class:`PrivateLabels`,
 the only reader of the true labels) -> privatised targets -> the base
 estimator. The base class does everything that must be identical across
-algorithms: parameter and data validation, the label set and its encoding,
+estimators: parameter and data validation, the label set and its encoding,
 the budget charge before any label is used, metadata routing, prediction
 through ``classes_``, and the fitted privacy attributes.
 """
@@ -40,7 +40,6 @@ from .accounting import BudgetAccountant, default_accountant
 from .exceptions import PrivacyLeakWarning
 from .priors import model_prior
 from .utils import SECURE, derived_random_state, forget_derived_seeds, spawn_generators
-
 
 
 def _estimator_has(attr):

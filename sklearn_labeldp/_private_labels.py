@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 
-
 # Relative slack when comparing a per-example spend with the budget, so that
 # e.g. ``eps_p + (eps - eps_p)`` is not refused for a rounding error.
 _RTOL = 1e-9

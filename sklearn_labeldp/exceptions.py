@@ -30,7 +30,7 @@ class RowClippingWarning(UserWarning):
     """Many training rows were clipped to the row-norm bound (label DP only).
 
     Issued by a label-DP fit when more than 5% of the rows of ``X`` have an
-    L2 norm above ``data_norm`` (``clip_norm``). Clipping keeps the privacy
+    L2 norm above ``data_norm``. Clipping keeps the privacy
     guarantee but shortens those rows, which usually costs accuracy; the
     default ``"auto"`` bound, the largest row norm, clips nothing.
     """

@@ -141,10 +141,6 @@ EXPECTED_FAILURES = {
         "check_non_transformer_estimators_n_iter": NO_ITERATION_COUNT,
     },
     PrivateGridSearchCV: {
-        "check_estimator_sparse_tag": (
-            "defect in model_selection/_search.py: fit accepts sparse X (and so do the "
-            "candidates here) but __sklearn_tags__ does not say so (input_tags.sparse=False)"
-        ),
         "check_fit2d_1feature": (
             "holdout trains each candidate on its own third of the check's 10 rows: a part "
             "holds a single label, and a candidate without `classes` refuses one class"
@@ -185,14 +181,6 @@ if HAS_TORCH:
         "check_set_params": (
             "skorch's get_params lists its bookkeeping set _params_to_validate; the check "
             "sets it to a float, on which skorch's own set_params then calls .add"
-        ),
-        "check_classifiers_regression_target": (
-            "defect in nn/_net.py: fit does not call check_classification_targets, so a "
-            "continuous y is fitted as one class per distinct value"
-        ),
-        "check_fit2d_1sample": (
-            "defect in nn/_net.py: the one-class error reads 'y needs at least 2 classes; "
-            "got 1.', which names neither '1 class' nor 'one class'"
         ),
     }
 

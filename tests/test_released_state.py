@@ -56,6 +56,10 @@ def _data(kind):
         # mechanism, so the attacker can replay a candidate on any n' rows: its
         # output is then a function of the coins alone.
         y = np.zeros_like(y)
+    if kind == "wine1":
+        # One feature: the clusters mix the classes, so the cluster prior is not so
+        # sharp that RRWithPrior answers (almost) deterministically.
+        X = X[:, :1]
     if kind == "wine32":
         X = X.astype(np.float32)
     return X, y
@@ -104,17 +108,17 @@ CASES = {
                                          classes=CLASSES, n_stages=2, random_state=rs),
         "wine",
         {"privatized_labels_": "RRWithPrior output",
-         "stage_k_": "k* of stage 2 comes from the stage-1 model (fitted on noisy labels)",
+         "mechanism_params_": "mean k* of stage 2 follows the stage-1 model (noisy labels)",
          **_META_ALLOW},
     ),
     "rr_cluster": (
         lambda rs: RRWithPriorClassifier(KNeighborsClassifier(5), epsilon=1.5, classes=CLASSES,
                                          prior="cluster", n_clusters=4, prior_epsilon=0.5,
                                          random_state=rs),
-        "wine",
+        "wine1",
         {"privatized_labels_": "RRWithPrior output",
          "cluster_prior_": "noisy cluster histograms (a DP release)",
-         "stage_k_": "k* follows the noisy cluster prior",
+         "mechanism_params_": "mean k* follows the noisy cluster prior",
          **_META_ALLOW},
     ),
     "vector_approx": (
@@ -136,13 +140,13 @@ CASES = {
         {"soft_labels_": "posterior of the noisy one-hot vectors", **_META_ALLOW},
     ),
     "dpls_label": (
-        lambda rs: DPLeastSquaresClassifier(epsilon=1.0, clip_norm=4.0, classes=CLASSES,
+        lambda rs: DPLeastSquaresClassifier(epsilon=1.0, data_norm=4.0, classes=CLASSES,
                                             random_state=rs),
         "wine",
         {},
     ),
     "dpls_full": (
-        lambda rs: DPLeastSquaresClassifier(epsilon=1.0, clip_norm=4.0, privacy="full",
+        lambda rs: DPLeastSquaresClassifier(epsilon=1.0, data_norm=4.0, privacy="full",
                                             classes=CLASSES, random_state=rs),
         "wine",
         {},

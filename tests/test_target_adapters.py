@@ -8,6 +8,7 @@ from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_labeldp._target_adapters import (
+    BitColumnClassifiers,
     check_target_capability,
     fit_bit_targets,
     fit_soft_targets,
@@ -73,10 +74,10 @@ def test_bit_targets_with_regressor_and_per_column_classifiers():
     reg = fit_bit_targets(KNeighborsRegressor(100), X, bits, {})
     np.testing.assert_allclose(predict_bit_scores(reg, X), np.tile(bits.mean(axis=0), (100, 1)))
     models = fit_bit_targets(DecisionTreeClassifier(max_depth=1), X, bits, {})
-    assert isinstance(models, list) and models[2] == 1.0
+    assert isinstance(models, BitColumnClassifiers) and models.estimators_[2] == 1.0
     scores = predict_bit_scores(models, X)
     assert scores.shape == (100, 3) and np.all(scores[:, 2] == 1.0)
-    np.testing.assert_allclose(scores[:, 0], models[0].predict_proba(X)[:, 1])
+    np.testing.assert_allclose(scores[:, 0], models.estimators_[0].predict_proba(X)[:, 1])
 
 
 @pytest.mark.parametrize(

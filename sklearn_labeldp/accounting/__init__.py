@@ -2,8 +2,8 @@
 
 from ..exceptions import BudgetError, PrivacyLeakWarning
 from ._accountant import BudgetAccountant
-from ._default import DEFAULT_LEDGER_ENV, default_accountant
 from ._budget import PrivacyBudget, PrivacySpend, compose_parallel, compose_sequential
+from ._default import DEFAULT_LEDGER_ENV, default_accountant
 from ._zcdp import (
     approx_dp_to_zcdp,
     gaussian_rho,

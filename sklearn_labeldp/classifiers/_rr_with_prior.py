@@ -18,8 +18,13 @@ from .._base import (
 )
 from .._target_adapters import ReusableTargets
 from ..accounting import PrivacyBudget, PrivacySpend
-from ..mechanisms import histogram_prior, noisy_label_histogram, rr_with_prior, top_k_mask
-from ..mechanisms._validation import check_prior
+from ..mechanisms import (
+    check_prior,
+    histogram_prior,
+    noisy_label_histogram,
+    rr_with_prior,
+    top_k_mask,
+)
 from ..priors import apply_temperature, cluster_assignment, model_prior
 from ..utils import derived_random_state
 
@@ -101,15 +106,14 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         an error with any other ``prior``. Each stage's RRWithPrior then runs
         with ``epsilon - prior_epsilon``.
     random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
-        Randomness of the mechanism and of the stage split, the k-means
-        seed and the base estimators' unset seeds. ``None`` draws 128 bits
-        of fresh
-        operating-system entropy for every fit, and nothing derived from it
-        is kept on the fitted model. ``"secure"`` does the same with an AES
-        counter-mode generator (``pip install 'sklearn-labeldp[secure]'``).
-        An int, ``RandomState`` or ``Generator`` is a replay key: the model
-        keeps it, and whoever knows it and the features can replay the noise
-        and recover the labels, so pickling such a fitted model warns
+        Randomness of the mechanism and of the stage split, the k-means seed and
+        the base estimators' unset seeds. ``None`` draws 128 bits of fresh
+        operating-system entropy for every fit, and nothing derived from it is
+        kept on the fitted model. ``"secure"`` does the same with an AES
+        counter-mode generator (``pip install 'sklearn-labeldp[secure]'``). An
+        int, ``RandomState`` or ``Generator`` is a replay key: the model keeps
+        it, and whoever knows it and the features can replay the noise and
+        recover the labels, so pickling such a fitted model warns
         (:class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`).
     accountant : BudgetAccountant, default=None
         Charged with the whole spend before any label is used; a fit that does
@@ -164,7 +168,7 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     References
     ----------
     .. [1] B. Ghazi, N. Golowich, R. Kumar, P. Manurangsi, C. Zhang. Deep learning
-       with label differential privacy. NeurIPS 2021, Algorithms 2, 3 and 4
+       with label differential privacy. NeurIPS 2021, Alg. 2, 3 and 4
        (Alg. 4 is the cluster prior).
 
     Examples

@@ -56,8 +56,7 @@ MNIST with the same file format and split.
 Each row of ``data`` is one image flattened in row-major order (784 pixels),
 divided by 255 so that every value lies in [0, 1].
 
-H. Xiao, K. Rasul, R. Vollgraf. Fashion-MNIST: a novel image dataset for
-benchmarking machine learning algorithms. arXiv:1708.07747, 2017.
+Xiao, Rasul and Vollgraf (2017), Fashion-MNIST, arXiv:1708.07747.
 """
 
 
@@ -241,7 +240,7 @@ def load_fashion_mnist(data_home=None, *, subset="train", return_X_y=False, dtyp
     References
     ----------
     .. [1] H. Xiao, K. Rasul, R. Vollgraf. Fashion-MNIST: a novel image dataset
-       for benchmarking machine learning algorithms. arXiv:1708.07747, 2017.
+       for benchmarking machine learning. arXiv:1708.07747, 2017.
 
     Examples
     --------

@@ -108,7 +108,7 @@ class NormalizedRandomFourierFeatures(
     >>> import numpy as np
     >>> from sklearn.datasets import make_moons
     >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn_labeldp.linear_model._erm import DPLinearSVC
+    >>> from sklearn_labeldp.linear_model import DPLinearSVC
     >>> from sklearn_labeldp.linear_model import NormalizedRandomFourierFeatures
     >>> X = np.array([[0.0, 1.0], [1e9, -3.0], [2.0, 2.0]])
     >>> Z = NormalizedRandomFourierFeatures(50, gamma=0.5, random_state=0).fit_transform(X)

@@ -26,11 +26,7 @@ from ..utils import check_generator
 from ._gram_noise import add_symmetric_noise, project_psd, project_psd_one
 from ._preprocessing import clipped_design, plan_row_bound
 
-__all__ = [
-    "DPLeastSquaresClassifier",
-    "least_squares_sensitivities",
-    "noisy_least_squares_statistics",
-]
+__all__ = ["DPLeastSquaresClassifier"]
 
 # Number of Gaussian releases, each with noise std = s * (its L2 sensitivity),
 # hence each 1/(2 s^2)-zCDP; the fit is m/(2 s^2)-zCDP (Bun and Steinke 2016).
@@ -72,13 +68,6 @@ def least_squares_sensitivities(privacy, formulation, data_norm):
         Keys among ``"G"``, ``"A"``, ``"b"`` (per-class vectors, or the columns of
         ``X^T Y`` for ``"ridge"``); the statistics absent are released without noise
         (``G`` under label DP) or not at all (``A`` for ``"ridge"``).
-
-    Examples
-    --------
-    >>> from sklearn_labeldp.linear_model._least_squares import least_squares_sensitivities
-    >>> sensitivities = least_squares_sensitivities("label", "weighted", 2.0)
-    >>> round(sensitivities["A"], 6), round(sensitivities["b"], 6), "G" in sensitivities
-    (5.656854, 2.828427, False)
     """
     r = float(data_norm)
     factor = math.sqrt(2.0) if privacy == "label" else 1.0
@@ -133,18 +122,6 @@ def noisy_least_squares_statistics(
         ``"b"``: ndarray (p, n_classes); ``"A"``: ndarray (n_classes, p, p) for
         ``"weighted"``; ``"G"``: ndarray (p, p) under ``"full"``. Noisy matrices are
         symmetric but not projected to the PSD cone (post-processing does that).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_labeldp.linear_model._least_squares import noisy_least_squares_statistics
-    >>> Z = np.array([[0.6, 0.0], [0.0, 0.8], [0.5, 0.5]])
-    >>> stats = noisy_least_squares_statistics(
-    ...     np.array([0, 1, 1]), Z=Z, n_classes=2, privacy="label", formulation="ridge",
-    ...     noise_multiplier=0.0, data_norm=1.0, random_state=0)
-    >>> stats["b"]
-    array([[0.6, 0.5],
-           [0. , 1.3]])
     """
     codes = np.asarray(codes, dtype=np.intp)
     rng = check_generator(random_state)

@@ -10,8 +10,6 @@ proofs for the substitution of a whole example and for a label change.
 import numpy as np
 from scipy.special import expit, log_expit
 
-__all__ = ["HuberHingeLoss", "LogisticLoss", "neighbour_bounds"]
-
 
 class LogisticLoss:
     """``l(m) = log(1 + exp(-m))``, with ``c = 1/4``.
@@ -32,12 +30,6 @@ class LogisticLoss:
         Smooth with ``l'' > 0``: the exact minimiser may use Newton's method.
     label_gradient_sensitivity : float
         ``sup_m |l'(m) + l'(-m)|``.
-
-    Examples
-    --------
-    >>> from sklearn_labeldp.linear_model._losses import LogisticLoss
-    >>> float(LogisticLoss().derivative(0.0))
-    -0.5
     """
 
     c = 0.25
@@ -75,12 +67,6 @@ class HuberHingeLoss:
     label_gradient_sensitivity : float
         2: ``l'(m) + l'(-m)`` reaches -2 (both -1 at ``m = 0`` when ``h <= 1``),
         so label DP gains nothing on the gradient.
-
-    Examples
-    --------
-    >>> from sklearn_labeldp.linear_model._losses import HuberHingeLoss
-    >>> HuberHingeLoss(0.5).c
-    1.0
     """
 
     even_curvature = False
@@ -128,15 +114,6 @@ def neighbour_bounds(loss, privacy):
         ``g``.
     hessian_rank : {0, 1, 2}
         ``r``.
-
-    Examples
-    --------
-    >>> from sklearn_labeldp.linear_model._losses import (
-    ...     HuberHingeLoss, LogisticLoss, neighbour_bounds)
-    >>> neighbour_bounds(LogisticLoss(), "label"), neighbour_bounds(LogisticLoss(), "full")
-    ((1.0, 0), (2.0, 2))
-    >>> neighbour_bounds(HuberHingeLoss(0.5), "label")
-    (2.0, 1)
     """
     if privacy == "full":
         return 2.0, 2

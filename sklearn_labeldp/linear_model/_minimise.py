@@ -19,8 +19,6 @@ from threadpoolctl import threadpool_limits
 
 from ..exceptions import ConvergenceError
 
-__all__ = ["damped_newton", "factor_preconditioner", "minimise"]
-
 # Newton's method forms a d x d Hessian per step (n d^2 flops); above this d, L-BFGS.
 _NEWTON_MAX_DIM = 500
 
@@ -142,17 +140,6 @@ def minimise(loss, Z, signs, reg, linear, tol, max_iter):
     ------
     ConvergenceError
         When ``max_iter`` iterations do not reach ``||grad|| <= tol``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_labeldp.linear_model._losses import LogisticLoss
-    >>> from sklearn_labeldp.linear_model._minimise import minimise
-    >>> Z = np.array([[0.6, 0.0], [0.0, 0.8], [0.5, 0.5]])
-    >>> f, _ = minimise(LogisticLoss(), Z, np.array([1.0, -1.0, 1.0]), 0.1, np.zeros(2),
-    ...                 1e-10, 100)
-    >>> f.shape
-    (2,)
     """
     n, d = Z.shape
 

@@ -21,17 +21,6 @@ import numpy as np
 from ..accounting import approx_dp_to_zcdp
 from ._losses import LogisticLoss, neighbour_bounds
 
-__all__ = [
-    "objective_perturbation_params",
-    "one_vs_rest_epsilon",
-    "output_perturbation_beta",
-    "perturbation_params",
-    "sample_l2_gamma_noise",
-    "second_order_noise_multiplier",
-    "second_order_params",
-    "second_order_sensitivities",
-]
-
 
 def sample_l2_gamma_noise(dim, scale, random_state):
     """A vector with density proportional to ``exp(-||b|| / scale)`` in ``R^dim``.
@@ -48,13 +37,6 @@ def sample_l2_gamma_noise(dim, scale, random_state):
     Returns
     -------
     ndarray of shape (dim,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_labeldp.linear_model._perturbation import sample_l2_gamma_noise
-    >>> sample_l2_gamma_noise(3, 0.5, np.random.default_rng(0)).shape
-    (3,)
     """
     direction = random_state.standard_normal(dim)
     direction /= np.linalg.norm(direction)
@@ -82,12 +64,6 @@ def output_perturbation_beta(epsilon, n_samples, reg, gradient_sensitivity=2.0):
     Returns
     -------
     float
-
-    Examples
-    --------
-    >>> from sklearn_labeldp.linear_model._perturbation import output_perturbation_beta
-    >>> output_perturbation_beta(1.0, 100, 0.01)
-    0.5
     """
     return n_samples * reg * epsilon / gradient_sensitivity
 
@@ -146,16 +122,6 @@ def objective_perturbation_params(epsilon, n_samples, reg, c, *, hessian_rank=2)
     eps_prime : float
     extra_reg : float
         ``Delta``.
-
-    Examples
-    --------
-    >>> from sklearn_labeldp.linear_model._perturbation import objective_perturbation_params
-    >>> objective_perturbation_params(1.0, 100, 0.01, 0.25)  # eps' = 1 - 2 log(1.25)
-    (0.5537..., 0.0)
-    >>> objective_perturbation_params(1.0, 100, 0.01, 0.25, hessian_rank=0)
-    (1.0, 0.0)
-    >>> objective_perturbation_params(1.0, 100, 0.005, 0.25)  # eps'(0) = 0.189 < eps / 2
-    (0.5, 0.0038020...)
     """
     if hessian_rank == 0:
         return float(epsilon), 0.0
@@ -186,12 +152,6 @@ def one_vs_rest_epsilon(epsilon, n_classes, privacy):
     -------
     n_problems : int
     epsilon_per_problem : float
-
-    Examples
-    --------
-    >>> from sklearn_labeldp.linear_model._perturbation import one_vs_rest_epsilon
-    >>> one_vs_rest_epsilon(1.0, 5, "label"), one_vs_rest_epsilon(1.0, 5, "full")
-    ((5, 0.5), (5, 0.2))
     """
     if n_classes == 2:
         return 1, epsilon
@@ -224,15 +184,6 @@ def perturbation_params(solver, *, epsilon, n_samples, n_classes, reg, loss, pri
         ``hessian_rank`` (``r``), ``curvature_bound`` (``c``),
         ``epsilon_prime`` (``eps'``) and ``extra_regularization``
         (``Delta``).
-
-    Examples
-    --------
-    >>> from sklearn_labeldp.linear_model._losses import LogisticLoss
-    >>> from sklearn_labeldp.linear_model._perturbation import perturbation_params
-    >>> params = perturbation_params("output", epsilon=1.0, n_samples=100, n_classes=2,
-    ...                              reg=0.01, loss=LogisticLoss(), privacy="label")
-    >>> params["noise_scale"]  # 1 / beta, beta = n Lambda eps / g with g = 1
-    1.0
     """
     n_problems, eps_problem = one_vs_rest_epsilon(epsilon, n_classes, privacy)
     g, r = neighbour_bounds(loss, privacy)
@@ -275,12 +226,6 @@ def second_order_sensitivities(solver, n_classes, privacy):
     sensitivities : dict
         ``"gradient"``, and under full DP ``"hessian"`` (Newton) or ``"gram"``
         (FC).
-
-    Examples
-    --------
-    >>> from sklearn_labeldp.linear_model._perturbation import second_order_sensitivities
-    >>> second_order_sensitivities("fc", 4, "full")
-    (4, {'gradient': 2.0, 'gram': 1.0})
     """
     m = 1 if n_classes == 2 else n_classes
     if privacy == "label":
@@ -310,12 +255,6 @@ def second_order_noise_multiplier(rho, solver, privacy, n_noisy_steps):
     Returns
     -------
     float
-
-    Examples
-    --------
-    >>> from sklearn_labeldp.linear_model._perturbation import second_order_noise_multiplier
-    >>> second_order_noise_multiplier(0.5, "fc", "label", 4)
-    2.0
     """
     if privacy == "label":
         releases = n_noisy_steps
@@ -356,14 +295,6 @@ def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, pr
         ``noise_multiplier`` (``s``), ``sensitivities`` (of the sums, see
         :func:`second_order_sensitivities`) and ``noise_stds`` (of the noise on
         each released mean, same keys).
-
-    Examples
-    --------
-    >>> from sklearn_labeldp.linear_model._perturbation import second_order_params
-    >>> params = second_order_params("newton", epsilon=1.0, delta=1e-5, n_samples=100,
-    ...                              n_classes=2, reg=0.01, privacy="label", n_noisy_steps=5)
-    >>> sorted(params["noise_stds"])  # under label DP only the gradient is noised
-    ['gradient']
     """
     rho = approx_dp_to_zcdp(epsilon, delta)
     if rho <= 0:

@@ -19,15 +19,6 @@ import scipy.sparse as sp
 
 from ..exceptions import PrivacyLeakWarning, RowClippingWarning
 
-__all__ = [
-    "CLIPPED_FRACTION_WARNING",
-    "clip_rows",
-    "clipped_design",
-    "plan_row_bound",
-    "row_clip_factors",
-    "row_norms",
-]
-
 # Above this share of clipped rows a label-DP fit warns: the model then sees a
 # distorted picture of the features (every clipped row loses its length).
 CLIPPED_FRACTION_WARNING = 0.05
@@ -71,14 +62,6 @@ def plan_row_bound(X, data_norm, *, privacy):
         ``"clipped_fraction_"``: the share of rows of norm above the bound by
         more than a relative ``1e-9`` (rows normalised to the bound and rounded
         a hair above it do not count).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_labeldp.linear_model._preprocessing import plan_row_bound
-    >>> X = np.array([[3.0, 4.0], [0.3, 0.4]])
-    >>> plan_row_bound(X, "auto", privacy="label")
-    (5.0, {'data_norm_': 5.0, 'clipped_fraction_': 0.0})
     """
     norms = row_norms(X)
     if isinstance(data_norm, str):  # "auto", the only string the parameter constraints allow
@@ -124,14 +107,6 @@ def clip_rows(X, max_norm):
     -------
     {ndarray, sparse matrix} of shape (n_samples, n_features)
         A new array (float64); rows with norm <= ``max_norm`` are unchanged.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_labeldp.linear_model._preprocessing import clip_rows
-    >>> clip_rows(np.array([[3.0, 4.0], [0.3, 0.4]]), 1.0)
-    array([[0.6, 0.8],
-           [0.3, 0.4]])
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)

@@ -1,6 +1,6 @@
 """DP-Newton and DP-FC: one-vs-rest logistic regression by noisy full-batch second-order steps.
 
-Mehta, Krichene, Thakurta, Kurakin and Cutkosky (2023), Algorithms 1 and 2.
+Mehta, Krichene, Thakurta, Kurakin and Cutkosky (2023), Alg. 1 and 2.
 The training function :func:`noisy_second_order_logistic` takes the label
 codes first: the estimators call it only through ``PrivateLabels.release``.
 Its noise is calibrated beforehand, from public quantities only, by
@@ -17,8 +17,6 @@ from scipy.special import expit
 
 from ._gram_noise import add_symmetric_noise, project_psd
 from ._losses import LogisticLoss
-
-__all__ = ["noisy_second_order_logistic"]
 
 
 def _weighted_gram(Z, w):
@@ -66,16 +64,6 @@ def noisy_second_order_logistic(
     Returns
     -------
     ndarray of shape (n_problems, d)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_labeldp.linear_model._second_order import noisy_second_order_logistic
-    >>> Z = np.array([[0.6, 0.0], [0.0, 0.8], [0.5, 0.5]])
-    >>> noisy_second_order_logistic(
-    ...     np.array([1, 0, 1]), Z=Z, n_classes=2, solver="fc", n_noisy_steps=3, reg=0.1,
-    ...     noise_stds={"gradient": 0.0}, random_state=np.random.default_rng(0)).shape
-    (1, 2)
     """
     rng = random_state
     n, d = Z.shape

@@ -28,8 +28,6 @@ from ._minimise import minimise
 from ._perturbation import perturbation_params, sample_l2_gamma_noise, second_order_params
 from ._second_order import noisy_second_order_logistic
 
-__all__ = ["SOLVERS", "ERMSetting", "perturbed_erm"]
-
 
 @dataclass(frozen=True)
 class ERMSetting:
@@ -95,17 +93,6 @@ def perturbed_erm(codes, *, Z, n_classes, loss, solver, params, tol, max_iter, r
     coef : ndarray of shape (n_problems, d)
         Only the coefficients: the optimiser's iteration count depends on the
         labels and is not covered by the guarantee, so it is not released.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_labeldp.linear_model._losses import LogisticLoss
-    >>> from sklearn_labeldp.linear_model._solvers import perturbed_erm
-    >>> Z = np.array([[0.6, 0.0], [0.0, 0.8], [0.5, 0.5]])
-    >>> perturbed_erm(np.array([1, 0, 1]), Z=Z, n_classes=2, loss=LogisticLoss(),
-    ...               solver="output", params={"regularization": 0.1, "noise_scale": 0.01},
-    ...               tol=1e-8, max_iter=100, random_state=np.random.default_rng(0)).shape
-    (1, 2)
     """
     n, d = Z.shape
     reg, scale = params["regularization"], params["noise_scale"]

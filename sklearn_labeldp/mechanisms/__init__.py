@@ -26,9 +26,11 @@ from ._rr_with_prior import (
     rr_with_prior_distribution,
     top_k_mask,
 )
+from ._validation import check_prior
 
 __all__ = [
     "alibi_posterior",
+    "check_prior",
     "debias_rappor",
     "gaussian_one_hot",
     "gaussian_posterior",

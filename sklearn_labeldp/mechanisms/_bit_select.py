@@ -8,8 +8,6 @@ locating the bit by popcounts is several times faster for the K of practice.
 
 import numpy as np
 
-__all__ = ["nth_member"]
-
 # Drawing a uniform label from a row's top-k set means finding the j-th member
 # of the set in index order. The set is packed into bits (64-bit words up to
 # K = 128, bytes beyond), then located by popcounts: _POPCOUNT[b] counts the set

@@ -79,15 +79,36 @@ def check_prior_shape(prior, n_samples=None):
 
 
 def check_prior(prior, n_samples=None):
-    """Validate a prior matrix of shape (n_samples, n_classes).
+    """Validate a prior matrix for RRWithPrior and RRTop-k.
 
     Rows need not sum to one: every mechanism here depends on a row only up to
     a positive factor. Entries must be finite and nonnegative, and each row
-    must have a positive entry.
+    must have a positive entry. The prior must not depend on the labels it is
+    used with (Ghazi et al. 2021); this function cannot check that.
+
+    Parameters
+    ----------
+    prior : array-like of shape (n_samples, n_classes)
+        One row per example, one column per class, ``n_classes >= 2``.
+    n_samples : int, default=None
+        If given, the number of rows ``prior`` must have.
 
     Returns
     -------
     prior : ndarray of shape (n_samples, n_classes), float64
+
+    Raises
+    ------
+    ValueError
+        If the shape is wrong, an entry is NaN, negative or infinite, or a row
+        is all zeros.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import check_prior
+    >>> check_prior([[1, 3], [0.5, 0.5]])
+    array([[1. , 3. ],
+           [0.5, 0.5]])
     """
     prior = check_prior_shape(prior, n_samples)
     step = max(1, CHUNK_ELEMENTS // prior.shape[1])

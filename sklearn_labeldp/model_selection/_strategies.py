@@ -23,7 +23,6 @@ from ..utils import derived_random_state
 from ._exponential import exponential_mechanism
 
 
-
 class ChargeReached(Exception):
     """A planning fit reached its budget charge: every label-free check passed."""
 

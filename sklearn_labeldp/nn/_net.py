@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from sklearn.base import ClassifierMixin
 from sklearn.utils._param_validation import Interval, Options, validate_parameter_constraints
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _num_samples,
     check_consistent_length,
@@ -28,7 +29,7 @@ from torch.utils.data import DataLoader
 from ._callbacks import TargetRefresh, check_soft_targets
 from ._losses import SoftCrossEntropyLoss
 
-__all__ = ["LabelDPNetClassifier", "resolve_device"]
+__all__ = ["LabelDPNetClassifier"]
 
 # One criterion per kind of target; all take raw logits.
 _LOSSES = {
@@ -393,10 +394,11 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         """
         self._check_params()
         y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
         check_consistent_length(X, y)
         classes, encoded = np.unique(y, return_inverse=True)
         if len(classes) < 2:
-            raise ValueError(f"y needs at least 2 classes; got {len(classes)}.")
+            raise ValueError(f"y needs at least 2 classes; got {len(classes)} class.")
         X = self._validate_X(X, reset=True)
         return self._fit(X, encoded.astype(np.int64), "hard", classes, **fit_params)
 
@@ -419,6 +421,7 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         """
         self._check_params()
         y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
         check_consistent_length(X, y)
         continuing = self.__sklearn_is_fitted__() and self.target_kind_ == "hard"
         if continuing:

@@ -19,7 +19,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from sklearn_labeldp.classifiers import RRWithPriorClassifier
 
-
 _FITS = []
 
 

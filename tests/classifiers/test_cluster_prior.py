@@ -1,4 +1,4 @@
-"""RRWithPriorClassifier with a cluster prior (seed 000, Alg. 4)."""
+"""RRWithPriorClassifier with a cluster prior (Ghazi et al. 2021, Alg. 4)."""
 
 import pickle
 

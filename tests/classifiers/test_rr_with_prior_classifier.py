@@ -446,7 +446,7 @@ def test_public_problems_are_caught_before_the_budget_is_charged(circle_data):
             classes=CLASSES, prior=zero_model, accountant=acc
         ).fit(X_ids, y)
     )
-    assert "n_neighbors=10" in _charged_nothing(
+    assert "n_neighbors = 10" in _charged_nothing(
         lambda acc: RRWithPriorClassifier(classes=CLASSES, n_stages=3, accountant=acc).fit(
             X[:25], y[:25]
         )

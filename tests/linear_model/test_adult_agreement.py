@@ -1,6 +1,6 @@
 """At epsilon = 1e9 every DP linear model agrees with its non-private counterpart on Adult.
 
-The issue's requirement: ">= 99% of the Adult test predictions agree". Each counterpart
+The requirement: ">= 99% of the Adult test predictions agree". Each counterpart
 minimises the *same* objective (same loss, same feature map, same regularisation, the
 intercept a regularised constant feature) without noise, with an independent solver:
 

@@ -2,7 +2,6 @@
 
 import inspect
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -15,9 +14,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sklearn_labeldp import PrivacyLeakWarning
 from sklearn_labeldp.accounting import BudgetAccountant, approx_dp_to_zcdp
 from sklearn_labeldp.exceptions import ConvergenceError
 from sklearn_labeldp.linear_model import _gram_noise, _second_order
@@ -620,50 +617,6 @@ def test_budget_charged_with_delta_for_zcdp_solvers():
     assert (clf.epsilon_, clf.delta_) == (1.0, 1e-5)
     assert acc.total().delta == pytest.approx(1e-5)
     assert clf.privacy_spend_.rho == pytest.approx(approx_dp_to_zcdp(1.0, 1e-5))
-
-
-# --------------------------------------------------------------------------- estimator checks
-
-# A huge epsilon and the default bound (the largest row norm: nothing clipped) make the
-# models (nearly) the non-private ones, so the accuracy checks test the plumbing, not the
-# privacy trade-off.
-_CHECKED = [
-    DPLogisticRegression(epsilon=1e6, C=10.0, random_state=0),
-    DPLogisticRegression(epsilon=1e6, C=10.0, solver="output", random_state=0),
-    DPLogisticRegression(epsilon=1e6, delta=1e-5, C=10.0, solver="newton", random_state=0),
-    DPLogisticRegression(epsilon=1e6, delta=1e-5, C=10.0, solver="fc", n_noisy_steps=100,
-                         random_state=0),
-    DPLinearSVC(epsilon=1e6, C=10.0, random_state=0),
-    DPLinearSVC(epsilon=1e6, C=10.0, solver="output", random_state=0),
-]
-
-_NOISE_PER_FIT = (
-    "the noise is drawn once per fit, and the regularisation Lambda = 1/(C n) and the "
-    "per-example noise weight depend on n, so duplicating an example is not a weight of 2"
-)
-
-
-_NO_ITERATION_COUNT = (
-    "objective and output perturbation withhold n_iter_: the optimiser's iteration "
-    "count depends on the labels and is not covered by the privacy guarantee"
-)
-
-
-def _expected_failed_checks(estimator):
-    failures = {
-        "check_sample_weight_equivalence_on_dense_data": _NOISE_PER_FIT,
-        "check_sample_weight_equivalence_on_sparse_data": _NOISE_PER_FIT,
-    }
-    if estimator.solver in ("objective", "output"):
-        failures["check_non_transformer_estimators_n_iter"] = _NO_ITERATION_COUNT
-    return failures
-
-
-@parametrize_with_checks(_CHECKED, expected_failed_checks=_expected_failed_checks)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        check(estimator)
 
 
 @pytest.mark.parametrize("Estimator", [DPLogisticRegression, DPLinearSVC])

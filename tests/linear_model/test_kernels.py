@@ -9,7 +9,6 @@ from sklearn.base import clone
 from sklearn.datasets import make_circles, make_moons
 from sklearn.kernel_approximation import RBFSampler
 from sklearn.pipeline import make_pipeline
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_labeldp.linear_model._erm import DPLinearSVC, DPLogisticRegression
 from sklearn_labeldp.linear_model._kernels import NormalizedRandomFourierFeatures
@@ -159,11 +158,6 @@ def test_feature_names_out():
     assert list(t.get_feature_names_out()) == [
         f"normalizedrandomfourierfeatures{k}" for k in range(3)
     ]
-
-
-@parametrize_with_checks([NormalizedRandomFourierFeatures(20, gamma=0.5, random_state=0)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 # --------------------------------------------------------------------------- pipelines

@@ -1,7 +1,6 @@
 """DPLeastSquaresClassifier: noise calibration, sensitivities, agreement, estimator checks."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -9,7 +8,6 @@ import scipy.sparse as sp
 from sklearn.datasets import load_breast_cancer, make_classification
 from sklearn.linear_model import Ridge
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
 from sklearn_labeldp import PrivacyLeakWarning
@@ -418,24 +416,3 @@ def test_classes_none_warns_leak():
         DPLeastSquaresClassifier(random_state=0).fit(X, y)
 
 
-# ----------------------------------------------------------------------------- sklearn checks
-
-
-ESTIMATORS = [
-    DPLeastSquaresClassifier(epsilon=1e6, random_state=0),
-    DPLeastSquaresClassifier(epsilon=1e6, formulation="ridge", random_state=0),
-    # Full DP: a public bound (data_norm="auto" would read the private features).
-    DPLeastSquaresClassifier(epsilon=1e6, data_norm=10.0, privacy="full", random_state=0),
-]
-
-
-def expected_failed_checks(estimator):
-    return {}
-
-
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
-def test_sklearn_compatible(estimator, check):
-    with warnings.catch_warnings():
-        # The checks fit without `classes`; the leak warning is tested above.
-        warnings.simplefilter("ignore", PrivacyLeakWarning)
-        check(estimator)

@@ -1,0 +1,87 @@
+"""Worked values of the linear models' private calibration helpers.
+
+Each value is computed by hand from the formula in the helper's docstring
+(Chaudhuri, Monteleoni and Sarwate 2011; Mehta et al. 2023), so a change in a
+sensitivity, a budget split or a noise scale fails here with the number it
+should have been.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from sklearn_labeldp.linear_model._gram_noise import project_psd
+from sklearn_labeldp.linear_model._least_squares import (
+    least_squares_sensitivities,
+    noisy_least_squares_statistics,
+)
+from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss, neighbour_bounds
+from sklearn_labeldp.linear_model._perturbation import (
+    objective_perturbation_params,
+    one_vs_rest_epsilon,
+    output_perturbation_beta,
+    perturbation_params,
+    second_order_noise_multiplier,
+    second_order_params,
+    second_order_sensitivities,
+)
+from sklearn_labeldp.linear_model._preprocessing import clip_rows, plan_row_bound
+
+
+def test_loss_constants():
+    assert LogisticLoss().derivative(0.0) == -0.5
+    assert HuberHingeLoss(0.5).c == 1.0  # c = 1 / (2 h)
+    # (gradient change, Hessian rank change) between neighbours.
+    assert neighbour_bounds(LogisticLoss(), "label") == (1.0, 0)
+    assert neighbour_bounds(LogisticLoss(), "full") == (2.0, 2)
+    assert neighbour_bounds(HuberHingeLoss(0.5), "label") == (2.0, 1)
+
+
+def test_output_and_objective_perturbation_constants():
+    assert output_perturbation_beta(1.0, 100, 0.01) == 0.5  # n Lambda eps / 2
+    eps_prime, extra = objective_perturbation_params(1.0, 100, 0.01, 0.25)
+    assert eps_prime == pytest.approx(1 - 2 * math.log(1.25)) and extra == 0.0
+    assert objective_perturbation_params(1.0, 100, 0.01, 0.25, hessian_rank=0) == (1.0, 0.0)
+    # eps'(0) = 1 - 2 log(1 + 0.25 / 0.5) = 0.189 < eps / 2: add Delta, keep eps / 2.
+    eps_prime, extra = objective_perturbation_params(1.0, 100, 0.005, 0.25)
+    assert eps_prime == 0.5
+    assert extra == pytest.approx(0.25 / (100 * (math.exp(0.25) - 1)) - 0.005)
+    params = perturbation_params("output", epsilon=1.0, n_samples=100, n_classes=2,
+                                 reg=0.01, loss=LogisticLoss(), privacy="label")
+    assert params["noise_scale"] == 1.0  # 1 / beta, beta = n Lambda eps / g, g = 1
+
+
+def test_one_vs_rest_budget_split():
+    # A label change touches two of the K binary problems, a full change all K.
+    assert one_vs_rest_epsilon(1.0, 2, "label") == (1, 1.0)
+    assert one_vs_rest_epsilon(1.0, 5, "label") == (5, 0.5)
+    assert one_vs_rest_epsilon(1.0, 5, "full") == (5, 0.2)
+
+
+def test_second_order_constants():
+    assert second_order_sensitivities("fc", 4, "full") == (4, {"gradient": 2.0, "gram": 1.0})
+    assert second_order_noise_multiplier(0.5, "fc", "label", 4) == 2.0
+    params = second_order_params("newton", epsilon=1.0, delta=1e-5, n_samples=100,
+                                 n_classes=2, reg=0.01, privacy="label", n_noisy_steps=5)
+    assert sorted(params["noise_stds"]) == ["gradient"]  # label DP noises the gradient only
+
+
+def test_least_squares_statistics():
+    sensitivities = least_squares_sensitivities("label", "weighted", 2.0)
+    assert sensitivities["A"] == pytest.approx(4 * math.sqrt(2))
+    assert sensitivities["b"] == pytest.approx(2 * math.sqrt(2))
+    assert "G" not in sensitivities  # the Gram matrix is public under label DP
+    Z = np.array([[0.6, 0.0], [0.0, 0.8], [0.5, 0.5]])
+    stats = noisy_least_squares_statistics(
+        np.array([0, 1, 1]), Z=Z, n_classes=2, privacy="label", formulation="ridge",
+        noise_multiplier=0.0, data_norm=1.0, random_state=0)
+    np.testing.assert_allclose(stats["b"], [[0.6, 0.5], [0.0, 1.3]])  # per-class sums
+
+
+def test_row_bound_and_psd_projection():
+    X = np.array([[3.0, 4.0], [0.3, 0.4]])
+    assert plan_row_bound(X, "auto", privacy="label") == (
+        5.0, {"data_norm_": 5.0, "clipped_fraction_": 0.0})
+    np.testing.assert_allclose(clip_rows(X, 1.0), [[0.6, 0.8], [0.3, 0.4]])
+    np.testing.assert_array_equal(project_psd(np.diag([1.0, -2.0])), np.diag([1.0, 0.0]))
