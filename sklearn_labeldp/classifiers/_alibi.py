@@ -64,15 +64,10 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
         epoch, so ``n_rounds=1`` is the usual choice for it.
     post_processing : {"bayes", "simplex", "argmax"}, default="bayes"
     random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
-        Randomness of the mechanism and of the base estimators' unset seeds.
-        ``None`` draws 128 bits of fresh operating-system entropy for every fit,
-        and nothing derived from it is kept on the fitted model. ``"secure"``
-        does the same with an AES counter-mode generator (``pip install
-        'sklearn-labeldp[secure]'``). An int, ``RandomState`` or ``Generator``
-        is a replay key: the model keeps it, and whoever knows it and the
-        features can replay the noise and recover the labels, so pickling such a
-        fitted model warns
-        (:class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`).
+        Randomness of the mechanism and of the base estimators' unset seeds:
+        fresh entropy for every fit with ``None`` or ``"secure"``, nothing of
+        it kept; an int or generator is a replay key, and pickling a model
+        fitted with one warns (see :ref:`randomness`).
     accountant : BudgetAccountant, default=None
         Charged with (epsilon, delta) before any label is used.
 

@@ -45,11 +45,9 @@ def randomized_response(y, *, epsilon, n_classes, random_state=None):
     n_classes : int
         Number of classes K >= 2.
     random_state : None, "secure", int or numpy.random.Generator, default=None
-        Source of the noise. ``None`` draws fresh operating-system entropy;
-        ``"secure"`` too, into an AES counter-mode generator (needs
-        ``randomgen``). An int or a ``Generator`` is a replay key: whoever
-        knows it can replay the noise and recover the labels from the
-        release, so keep it as secret as the labels.
+        Source of the noise: fresh entropy for ``None`` and ``"secure"``; an
+        int or ``Generator`` is a replay key, as secret as the labels (see
+        :ref:`randomness`).
 
     Returns
     -------

@@ -285,11 +285,9 @@ def rr_top_k(y, prior, *, k, epsilon, random_state=None):
     k : int or array-like of shape (n_samples,)
     epsilon : float
     random_state : None, "secure", int or numpy.random.Generator, default=None
-        Source of the noise. ``None`` draws fresh operating-system entropy;
-        ``"secure"`` too, into an AES counter-mode generator (needs
-        ``randomgen``). An int or a ``Generator`` is a replay key: whoever
-        knows it can replay the noise and recover the labels from the
-        release, so keep it as secret as the labels.
+        Source of the noise: fresh entropy for ``None`` and ``"secure"``; an
+        int or ``Generator`` is a replay key, as secret as the labels (see
+        :ref:`randomness`).
 
     Returns
     -------
@@ -344,11 +342,9 @@ def rr_with_prior(y, prior=None, *, epsilon, n_classes=None, random_state=None,
         Number of classes K >= 2. Required when ``prior`` is None; otherwise
         optional and, if given, must equal ``prior.shape[1]``.
     random_state : None, "secure", int or numpy.random.Generator, default=None
-        Source of the noise. ``None`` draws fresh operating-system entropy;
-        ``"secure"`` too, into an AES counter-mode generator (needs
-        ``randomgen``). An int or a ``Generator`` is a replay key: whoever
-        knows it can replay the noise and recover the labels from the
-        release, so keep it as secret as the labels.
+        Source of the noise: fresh entropy for ``None`` and ``"secure"``; an
+        int or ``Generator`` is a replay key, as secret as the labels (see
+        :ref:`randomness`).
     return_k : bool, default=False
         Also return ``k*`` per example (public: it depends on the prior only).
 

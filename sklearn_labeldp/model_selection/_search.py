@@ -321,6 +321,13 @@ class PrivateGridSearchCV(
         return candidates
 
     def _check_post_processing(self, candidates):
+        if self._private_prefix():
+            raise ValueError(
+                "strategy='post_processing' refits the base learner of one bare "
+                "RRWithPriorClassifier or VectorApproxClassifier on its privatised "
+                f"targets; it cannot reach into a {type(self.estimator).__name__}. Use "
+                "strategy='holdout' or 'random_stopping' for a Pipeline."
+            )
         if not hasattr(self.estimator, "check_target_reuse"):
             raise ValueError(
                 "strategy='post_processing' needs an estimator whose privatised targets "

@@ -403,6 +403,18 @@ def test_search_wraps_a_pipeline_and_reports_its_spend(data):
     assert search.score(X, y) > 0.5
 
 
+def test_post_processing_refuses_a_pipeline_before_any_spend(data):
+    X, y = data
+    pipe = Pipeline([("scale", StandardScaler()),
+                     ("clf", RRWithPriorClassifier(KNeighborsClassifier(), classes=range(K)))])
+    acc = BudgetAccountant()
+    search = PrivateGridSearchCV(pipe, {"clf__estimator__n_neighbors": [5, 25]}, epsilon=1.0,
+                                 strategy="post_processing", accountant=acc)
+    with pytest.raises(ValueError, match="cannot reach into a Pipeline"):
+        search.fit(X, y)
+    assert acc.spends == []
+
+
 def test_search_returns_the_users_random_state_and_accountant(data):
     X, y = data
     acc = BudgetAccountant()

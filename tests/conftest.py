@@ -6,7 +6,7 @@ if importlib.util.find_spec("torch") is not None:
     import torch
 
     @pytest.fixture(autouse=True, scope="module")
-    def one_thread():
+    def one_torch_thread():
         # Tiny networks gain nothing from intra-op threads, and with pytest-xdist
         # workers on 2 cores extra threads only oversubscribe the machine.
         threads = torch.get_num_threads()
