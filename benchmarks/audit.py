@@ -34,6 +34,7 @@ from sklearn_labeldp.classifiers import (
     RRWithPriorClassifier,
     VectorApproxClassifier,
 )
+from sklearn_labeldp.priors import ClusterPrior
 
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
 K = 3
@@ -45,8 +46,8 @@ def estimators(eps):
         "RR (LP-1ST)": RRWithPriorClassifier(KNeighborsClassifier(1), epsilon=eps),
         "LP-2ST": RRWithPriorClassifier(KNeighborsClassifier(1), epsilon=eps, n_stages=2),
         "RRWithPrior cluster": RRWithPriorClassifier(
-            KNeighborsClassifier(1), epsilon=eps, prior="cluster", prior_epsilon=eps / 4,
-            n_clusters=10,
+            KNeighborsClassifier(1), epsilon=eps,
+            prior=ClusterPrior(n_clusters=10, epsilon=eps / 4),
         ),
         "VectorApprox": VectorApproxClassifier(KNeighborsRegressor(1), epsilon=eps),
         "ALIBI Laplace": ALIBIClassifier(KNeighborsRegressor(1), epsilon=eps),

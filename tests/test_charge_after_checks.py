@@ -15,6 +15,7 @@ from sklearn_labeldp import RRWithPriorClassifier
 from sklearn_labeldp.accounting import BudgetAccountant, PrivacyBudget
 from sklearn_labeldp.classifiers import ALIBIClassifier, VectorApproxClassifier
 from sklearn_labeldp.model_selection import PrivateGridSearchCV
+from sklearn_labeldp.priors import ClusterPrior
 
 K = 3
 
@@ -43,6 +44,23 @@ def test_stage_without_examples(blobs):
     clf = RRWithPriorClassifier(LogisticRegression(), classes=range(K), n_stages=5,
                                 accountant=BudgetAccountant())
     assert_costs_nothing(clf, X[:4], y[:4], match="n_stages")
+
+
+@pytest.mark.parametrize(
+    ("prior", "n_rows", "match"),
+    [
+        ({"n_clusters": 5, "epsilon": 1.0}, 300, r"prior\.epsilon=1\.0.*must be < epsilon=1\.0"),
+        ({"n_clusters": 5, "epsilon": 0.0}, 300, "'epsilon' parameter of ClusterPrior"),
+        ({"n_clusters": 301, "epsilon": 0.5}, 300, r"prior\.n_clusters=301 > n_samples=300"),
+        ({"n_clusters": 8, "epsilon": 0.5}, 4, r"prior\.n_clusters=8 > n_samples=4"),
+    ],
+    ids=["epsilon_too_large", "epsilon_zero", "more_clusters_than_rows", "tiny_data"],
+)
+def test_cluster_prior_configuration(blobs, prior, n_rows, match):
+    X, y = blobs
+    clf = RRWithPriorClassifier(KNeighborsClassifier(1), epsilon=1.0, classes=range(K),
+                                prior=ClusterPrior(**prior), accountant=BudgetAccountant())
+    assert_costs_nothing(clf, X[:n_rows], y[:n_rows], match=match)
 
 
 def test_random_stopping_refuses_delta_spending_candidates(blobs):

@@ -40,6 +40,7 @@ from sklearn_labeldp.classifiers import (
 from sklearn_labeldp.exceptions import PrivacyLeakWarning
 from sklearn_labeldp.linear_model import DPLeastSquaresClassifier, DPLinearSVC, DPLogisticRegression
 from sklearn_labeldp.model_selection import PrivateGridSearchCV
+from sklearn_labeldp.priors import ClusterPrior
 
 CLASSES = [0, 1, 2]
 USER_SEED = 20_240_917  # a user-given replay key, for the controls
@@ -113,7 +114,7 @@ CASES = {
     ),
     "rr_cluster": (
         lambda rs: RRWithPriorClassifier(KNeighborsClassifier(5), epsilon=1.5, classes=CLASSES,
-                                         prior="cluster", n_clusters=4, prior_epsilon=0.5,
+                                         prior=ClusterPrior(n_clusters=4, epsilon=0.5),
                                          random_state=rs),
         "wine1",
         {"privatized_labels_": "RRWithPrior output",

@@ -7,7 +7,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import (
@@ -25,7 +25,7 @@ from ..mechanisms import (
     rr_with_prior,
     top_k_mask,
 )
-from ..priors import apply_temperature, cluster_assignment, model_prior
+from ..priors import ClusterPrior, apply_temperature, cluster_assignment, model_prior
 from ..utils import derived_random_state
 
 __all__ = ["RRWithPriorClassifier"]
@@ -43,15 +43,15 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     the whole fit is ``epsilon``-label-DP. With ``n_stages=1`` and no prior
     this is plain randomized response (LP-1ST).
 
-    With ``prior="cluster"`` the first stage's prior is learnt privately from
-    the labels themselves (Ghazi et al. 2021, Alg. 4): k-means groups the examples
-    into ``n_clusters`` clusters using the public features only (so the groups
-    do not depend on any label), the label histogram of every cluster is
-    released with discrete Laplace noise (``a = prior_epsilon / 2``, an
-    ``prior_epsilon``-label-DP release of all labels), and each example's prior
-    is its cluster's histogram, clipped at 0 and normalised. Every label is
-    then read a second time by RRWithPrior, so the stages run with the
-    remaining budget ``epsilon - prior_epsilon`` each and, by sequential
+    With ``prior=ClusterPrior(n_clusters=C, epsilon=eps_p)`` the first stage's
+    prior is learnt privately from the labels themselves (Ghazi et al. 2021,
+    Alg. 4): k-means groups the examples into ``C`` clusters using the public
+    features only (so the groups do not depend on any label), the label
+    histogram of every cluster is released with discrete Laplace noise
+    (``a = eps_p / 2``, an ``eps_p``-label-DP release of all labels), and each
+    example's prior is its cluster's histogram, clipped at 0 and normalised.
+    Every label is then read a second time by RRWithPrior, so the stages run
+    with the remaining budget ``epsilon - eps_p`` each and, by sequential
     composition, the whole fit is still ``epsilon``-label-DP. Later stages
     use the previous model as prior, as usual.
 
@@ -75,11 +75,12 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     temperature : float, default=1.0
         Prior temperature ``tau``: the prior is ``softmax(log p / tau)`` of the
         previous model's probabilities ``p`` (< 1 sharpens, > 1 flattens).
-    prior : array-like of shape (n_samples, n_classes), classifier or "cluster", \
-            default=None
-        Prior for the first stage instead of the uniform one. ``"cluster"``:
-        private noisy label histograms of k-means clusters (see above; needs
-        ``prior_epsilon``; ``temperature`` applies to the cluster priors too).
+    prior : array-like of shape (n_samples, n_classes), classifier, ClusterPrior \
+            or None, default=None
+        Prior for the first stage instead of the uniform one. A
+        :class:`~sklearn_labeldp.priors.ClusterPrior`: private noisy label
+        histograms of k-means clusters (see above; its ``epsilon`` must be
+        < ``epsilon``; ``temperature`` applies to the cluster priors too).
         Otherwise a public prior: an array
         aligned with the rows and the sorted ``classes`` of the training data,
         or a classifier already fitted on public data whose ``predict_proba``
@@ -95,16 +96,6 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         Start each stage's model from the previous stage's fitted model
         (the base estimator must have a ``warm_start`` parameter) instead of a
         fresh clone.
-    n_clusters : int, default=10
-        Number of k-means clusters ``C`` of the cluster prior, at most the
-        number of training examples. Only used with ``prior="cluster"`` and
-        ignored otherwise (scikit-learn's estimator checks set ``n_clusters``
-        on every estimator that has it, so it cannot be refused).
-    prior_epsilon : float, default=None
-        Part of ``epsilon`` spent on the noisy cluster histograms, with
-        ``0 < prior_epsilon < epsilon``; required with ``prior="cluster"`` and
-        an error with any other ``prior``. Each stage's RRWithPrior then runs
-        with ``epsilon - prior_epsilon``.
     random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
         Randomness of the mechanism and of the stage split, the k-means seed and
         the base estimators' unset seeds. ``None`` draws 128 bits of fresh
@@ -140,22 +131,24 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         randomized-response labels (used by
         :class:`~sklearn_labeldp.model_selection.PrivateGridSearchCV` with
         ``strategy="post_processing"``).
-    cluster_prior_ : ndarray of shape (n_clusters, n_classes)
-        Only with ``prior="cluster"``: the prior of each cluster, computed from
-        the noisy histograms (a DP release, safe to publish).
+    cluster_prior_ : ndarray of shape (prior.n_clusters, n_classes)
+        Only with a :class:`~sklearn_labeldp.priors.ClusterPrior`: the prior of
+        each cluster, computed from the noisy histograms (a DP release, safe to
+        publish).
     clusterer_ : KMeans
-        Only with ``prior="cluster"``: the k-means model fitted on the public
-        training features; ``clusterer_.labels_`` holds each example's cluster.
+        Only with a :class:`~sklearn_labeldp.priors.ClusterPrior`: the k-means
+        model fitted on the public training features; ``clusterer_.labels_``
+        holds each example's cluster.
     epsilon_ : float
         Label-DP epsilon of the whole fit (with a cluster prior, the total:
-        ``prior_epsilon`` plus the stages' ``epsilon - prior_epsilon``).
+        ``prior.epsilon`` plus the stages' ``epsilon - prior.epsilon``).
     delta_ : float
         Always 0: the fit is pure label-DP.
     privacy_spend_ : PrivacySpend
         Structured record: a parallel composition ``"LP-MST"`` of one
         RRWithPrior per stage. With a cluster prior, a sequential composition
         ``"RRWithPrior+cluster prior"`` of the leaf ``"noisy label histogram"``
-        (``prior_epsilon``) and that LP-MST record (``epsilon - prior_epsilon``).
+        (``prior.epsilon``) and that LP-MST record (``epsilon - prior.epsilon``).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Only when ``X`` has string feature names.
@@ -163,6 +156,7 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     See Also
     --------
     sklearn_labeldp.mechanisms.rr_with_prior : the mechanism of each stage.
+    sklearn_labeldp.priors.ClusterPrior : the private cluster prior.
     sklearn_labeldp.mechanisms.noisy_label_histogram : the cluster histograms.
 
     References
@@ -184,11 +178,12 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     >>> bool(clf.score(X, y) > 0.8)
     True
 
-    A cluster prior spends ``prior_epsilon`` of the budget on noisy cluster
+    A cluster prior spends its ``epsilon`` of the budget on noisy cluster
     histograms; the reported epsilon is the total:
 
+    >>> from sklearn_labeldp.priors import ClusterPrior
     >>> clf = RRWithPriorClassifier(LogisticRegression(), epsilon=2.0, classes=[0, 1, 2, 3],
-    ...                             prior="cluster", n_clusters=8, prior_epsilon=1.0,
+    ...                             prior=ClusterPrior(n_clusters=8, epsilon=1.0),
     ...                             random_state=0).fit(X, y)
     >>> clf.epsilon_, clf.cluster_prior_.shape
     (2.0, (8, 4))
@@ -201,11 +196,9 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         "n_stages": [Interval(Integral, 1, None, closed="left")],
         "stage_fractions": ["array-like", None],
         "temperature": [Interval(Real, 0, None, closed="neither")],
-        "prior": ["array-like", HasMethods(["predict_proba"]), StrOptions({"cluster"}), None],
+        "prior": ["array-like", HasMethods(["predict_proba"]), ClusterPrior, None],
         "filter_earlier_stages": ["boolean"],
         "warm_start": ["boolean"],
-        "n_clusters": [Interval(Integral, 1, None, closed="left")],
-        "prior_epsilon": [Interval(Real, 0, None, closed="neither"), None],
     }
 
     def __init__(
@@ -220,8 +213,6 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         prior=None,
         filter_earlier_stages=True,
         warm_start=False,
-        n_clusters=10,
-        prior_epsilon=None,
         random_state=None,
         accountant=None,
     ):
@@ -234,8 +225,6 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         self.prior = prior
         self.filter_earlier_stages = filter_earlier_stages
         self.warm_start = warm_start
-        self.n_clusters = n_clusters
-        self.prior_epsilon = prior_epsilon
         self.random_state = random_state
         self.accountant = accountant
 
@@ -281,33 +270,22 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         return sizes
 
     def _uses_cluster_prior(self):
-        return isinstance(self.prior, str) and self.prior == "cluster"
+        return isinstance(self.prior, ClusterPrior)
 
-    def _check_cluster_params(self, n_samples):
-        """Check ``n_clusters`` and ``prior_epsilon`` against ``prior``; public only."""
-        if not self._uses_cluster_prior():
-            if self.prior_epsilon is not None:
-                raise ValueError(
-                    f"prior_epsilon={self.prior_epsilon!r} is only used with prior='cluster' "
-                    f"(prior={self.prior!r} here); leave it None or set prior='cluster'."
-                )
-            # n_clusters is ignored here, not refused: scikit-learn's estimator
-            # checks set n_clusters on any estimator that has the parameter.
-            return
-        if self.prior_epsilon is None:
+    def _check_cluster_prior(self, n_samples):
+        """Check a ``ClusterPrior``'s parameters against ``epsilon`` and the data; public only."""
+        # The classifier's own validation does not descend into its parameters.
+        self.prior._validate_params()
+        if not self.prior.epsilon < self.epsilon:
             raise ValueError(
-                "prior='cluster' needs prior_epsilon, the part of epsilon spent on the "
-                "noisy cluster label histograms (0 < prior_epsilon < epsilon)."
+                f"prior.epsilon={self.prior.epsilon!r} (ClusterPrior(epsilon=...)) must be "
+                f"< epsilon={self.epsilon!r}: the rest of epsilon pays for RRWithPrior."
             )
-        if not self.prior_epsilon < self.epsilon:
+        if self.prior.n_clusters > n_samples:
             raise ValueError(
-                f"prior_epsilon={self.prior_epsilon!r} must be < epsilon={self.epsilon!r}: "
-                "the rest of epsilon pays for RRWithPrior."
-            )
-        if self.n_clusters > n_samples:
-            raise ValueError(
-                f"n_clusters={self.n_clusters} > n_samples={n_samples}: k-means needs at "
-                "least one example per cluster; use fewer clusters or more data."
+                f"prior.n_clusters={self.prior.n_clusters} > n_samples={n_samples}: k-means "
+                "needs at least one example per cluster; use ClusterPrior(n_clusters=...) "
+                "with fewer clusters, or more data."
             )
 
     def _initial_prior(self, X, classes):
@@ -336,7 +314,8 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
                 "priors of later stages."
             )
         sizes = self._stage_sizes(X.shape[0])
-        self._check_cluster_params(X.shape[0])
+        if self._uses_cluster_prior():
+            self._check_cluster_prior(X.shape[0])
         plan = {
             "stages": np.split(rng.permutation(X.shape[0]), np.cumsum(sizes)[:-1]),
             "initial_prior": self._initial_prior(X, classes),
@@ -346,9 +325,9 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
             # k-means sees the public features only: the groups, and so the
             # histogram's sensitivity, do not depend on any label.
             plan["clusterer"], plan["groups"] = cluster_assignment(
-                X, self.n_clusters, random_state=derived_random_state(rng)
+                X, self.prior.n_clusters, random_state=derived_random_state(rng)
             )
-            plan["stage_epsilon"] = self.epsilon - self.prior_epsilon
+            plan["stage_epsilon"] = self.epsilon - self.prior.epsilon
         spend = PrivacySpend.compose(
             "LP-MST",
             [
@@ -362,7 +341,7 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         )
         if self._uses_cluster_prior():
             histogram = PrivacySpend.leaf(
-                "noisy label histogram", self.prior_epsilon, n_clusters=self.n_clusters
+                "noisy label histogram", self.prior.epsilon, n_clusters=self.prior.n_clusters
             )
             # Sequential composition: every label is read by the histogram and
             # again by its stage. The record's budget is ``epsilon`` itself;
@@ -371,7 +350,7 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
             spend = PrivacySpend(
                 "RRWithPrior+cluster prior",
                 PrivacyBudget(self.epsilon),
-                {"prior_epsilon": self.prior_epsilon, "n_clusters": self.n_clusters},
+                {"prior_epsilon": self.prior.epsilon, "n_clusters": self.prior.n_clusters},
                 "sequential",
                 (histogram, spend),
             )
@@ -409,11 +388,11 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         counts = labels.release(
             noisy_label_histogram,
             np.arange(labels.n_samples),
-            privacy_cost=self.prior_epsilon,
+            privacy_cost=self.prior.epsilon,
             groups=plan["groups"],
-            epsilon=self.prior_epsilon,
+            epsilon=self.prior.epsilon,
             n_classes=labels.n_classes,
-            n_groups=self.n_clusters,
+            n_groups=self.prior.n_clusters,
             random_state=mechanism_rng,
         )
         return histogram_prior(counts)

@@ -1,4 +1,4 @@
-"""Label-independent k-means groups of the public features, for cluster priors.
+"""Cluster priors: their configuration and the label-independent k-means groups.
 
 Ghazi et al. (2021, Algorithm 4) cluster the features into C groups and give
 every example the noisy label histogram of its group as prior. The clustering
@@ -6,12 +6,77 @@ here sees the features only, so the groups, and hence the histogram's
 sensitivity, do not depend on any label.
 """
 
-from numbers import Integral
+from numbers import Integral, Real
 
+from sklearn.base import BaseEstimator
 from sklearn.cluster import KMeans
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples
 
-__all__ = ["cluster_assignment"]
+__all__ = ["ClusterPrior", "cluster_assignment"]
+
+
+class ClusterPrior(BaseEstimator):
+    """A prior learnt privately from the labels: noisy histograms of k-means clusters.
+
+    Passed as ``prior`` to
+    :class:`~sklearn_labeldp.classifiers.RRWithPriorClassifier`, it makes the
+    first stage's prior the cluster prior of Ghazi et al. (2021, Alg. 4):
+    k-means groups the training examples into ``n_clusters`` clusters using
+    the public features only, the label histogram of every cluster is released
+    with discrete Laplace noise (an ``epsilon``-label-DP release of all
+    labels), and each example's prior is its cluster's histogram, clipped at 0
+    and normalised. Every label is then read a second time by RRWithPrior,
+    which gets the rest of the classifier's budget (sequential composition).
+
+    This object holds configuration only; the classifier does the clustering
+    and the release when it is fitted, so one ``ClusterPrior`` can be shared,
+    cloned and searched over (``prior__n_clusters``) like any parameter.
+
+    Parameters
+    ----------
+    n_clusters : int, default=10
+        Number of k-means clusters ``C``, at most the number of training
+        examples.
+    epsilon : float
+        Part of the classifier's ``epsilon`` spent on the noisy cluster
+        histograms, with ``0 < epsilon`` and strictly less than the
+        classifier's ``epsilon``; RRWithPrior runs with the difference.
+
+    See Also
+    --------
+    cluster_assignment : the label-independent k-means groups.
+    sklearn_labeldp.mechanisms.noisy_label_histogram : the histogram release.
+
+    References
+    ----------
+    .. [1] B. Ghazi, N. Golowich, R. Kumar, P. Manurangsi, C. Zhang. Deep learning
+       with label differential privacy. NeurIPS 2021, Alg. 4.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from sklearn_labeldp.classifiers import RRWithPriorClassifier
+    >>> from sklearn_labeldp.datasets import make_circle_gaussians
+    >>> from sklearn_labeldp.priors import ClusterPrior
+    >>> X, y = make_circle_gaussians(2000, 4, sigma=0.3, random_state=0)
+    >>> clf = RRWithPriorClassifier(LogisticRegression(), epsilon=2.0, classes=[0, 1, 2, 3],
+    ...                             prior=ClusterPrior(n_clusters=8, epsilon=1.0),
+    ...                             random_state=0).fit(X, y)
+    >>> clf.epsilon_, clf.cluster_prior_.shape
+    (2.0, (8, 4))
+    >>> clf.get_params()["prior__n_clusters"]
+    8
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(Integral, 1, None, closed="left")],
+        "epsilon": [Interval(Real, 0, None, closed="neither")],
+    }
+
+    def __init__(self, *, n_clusters=10, epsilon):
+        self.n_clusters = n_clusters
+        self.epsilon = epsilon
 
 
 def cluster_assignment(X, n_clusters, *, n_init=3, random_state=None):

@@ -37,7 +37,9 @@ def all_estimators(type_filter=None):
     Walks the package's public modules (private modules are skipped: their
     public classes are found where they are re-exported) and collects every
     public, concrete subclass of :class:`sklearn.base.BaseEstimator` defined
-    in the package. The estimators of :mod:`sklearn_labeldp.nn` are listed
+    in the package that has a ``fit`` method (configuration objects such as
+    :class:`~sklearn_labeldp.priors.ClusterPrior` are parameters, not
+    estimators). The estimators of :mod:`sklearn_labeldp.nn` are listed
     only when its extra (PyTorch and skorch) is installed.
 
     Parameters
@@ -72,6 +74,7 @@ def all_estimators(type_filter=None):
         for name, cls in inspect.getmembers(module, inspect.isclass)
         if not name.startswith("_")
         and issubclass(cls, BaseEstimator)
+        and callable(getattr(cls, "fit", None))
         and not inspect.isabstract(cls)
         and cls.__module__.partition(".")[0] == _PACKAGE
     }

@@ -19,6 +19,7 @@ from sklearn_labeldp.classifiers import (
     VectorApproxClassifier,
 )
 from sklearn_labeldp.exceptions import PrivacyLeakWarning
+from sklearn_labeldp.priors import ClusterPrior
 
 N, K = 3000, 3
 
@@ -37,8 +38,8 @@ def private_estimators(eps):
         "RR": RRWithPriorClassifier(KNeighborsClassifier(1), epsilon=eps),
         "LP-2ST": RRWithPriorClassifier(KNeighborsClassifier(1), epsilon=eps, n_stages=2),
         "RRWithPrior-cluster": RRWithPriorClassifier(
-            KNeighborsClassifier(1), epsilon=eps, prior="cluster", prior_epsilon=eps / 4,
-            n_clusters=10,
+            KNeighborsClassifier(1), epsilon=eps,
+            prior=ClusterPrior(n_clusters=10, epsilon=eps / 4),
         ),
         "VectorApprox": VectorApproxClassifier(KNeighborsRegressor(1), epsilon=eps),
         "ALIBI-Laplace": ALIBIClassifier(KNeighborsRegressor(1), epsilon=eps),

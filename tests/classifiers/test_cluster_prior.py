@@ -19,7 +19,8 @@ from sklearn_labeldp import (
 from sklearn_labeldp._private_labels import PrivateLabels
 from sklearn_labeldp.datasets import make_circle_gaussians
 from sklearn_labeldp.mechanisms import histogram_prior, noisy_label_histogram, optimal_top_k
-from sklearn_labeldp.priors import cluster_assignment
+from sklearn_labeldp.model_selection import PrivateGridSearchCV
+from sklearn_labeldp.priors import ClusterPrior, cluster_assignment
 from sklearn_labeldp.utils import check_generator
 
 K = 4
@@ -67,9 +68,9 @@ def circle_data():
     return make_circle_gaussians(600, K, sigma=0.3, random_state=0)
 
 
-def cluster_clf(estimator=None, **params):
-    defaults = dict(epsilon=2.0, classes=CLASSES, prior="cluster", n_clusters=5,
-                    prior_epsilon=0.5, random_state=0)
+def cluster_clf(estimator=None, n_clusters=5, prior_epsilon=0.5, **params):
+    defaults = dict(epsilon=2.0, classes=CLASSES, random_state=0,
+                    prior=ClusterPrior(n_clusters=n_clusters, epsilon=prior_epsilon))
     return RRWithPriorClassifier(estimator, **{**defaults, **params})
 
 
@@ -260,15 +261,17 @@ def test_sparse_features(circle_data):
 @pytest.mark.parametrize(
     "params, match",
     [
-        (dict(prior_epsilon=2.0), "prior_epsilon=2.0 must be < epsilon=2.0"),
+        (dict(prior_epsilon=2.0), r"prior.epsilon=2.0 \(ClusterPrior\(epsilon=...\)\) must be < "
+                                  "epsilon=2.0"),
         (dict(prior_epsilon=3.0), "must be < epsilon"),
-        (dict(prior_epsilon=0.0), "prior_epsilon"),
-        (dict(prior_epsilon=-1.0), "prior_epsilon"),
-        (dict(prior_epsilon=None), "prior='cluster' needs prior_epsilon"),
-        (dict(prior=None), "prior_epsilon=0.5 is only used with prior='cluster'"),
-        (dict(prior="kmeans"), "prior"),
-        (dict(n_clusters=601), "n_clusters=601 > n_samples=600"),
-        (dict(n_clusters=0), "n_clusters"),
+        (dict(prior_epsilon=0.0), "'epsilon' parameter of ClusterPrior"),
+        (dict(prior_epsilon=-1.0), "'epsilon' parameter of ClusterPrior"),
+        (dict(prior_epsilon=None), "'epsilon' parameter of ClusterPrior"),
+        (dict(prior="cluster"), "'prior' parameter"),
+        (dict(prior="kmeans"), "'prior' parameter"),
+        (dict(n_clusters=601), r"prior.n_clusters=601 > n_samples=600.*ClusterPrior\(n_clusters"),
+        (dict(n_clusters=0), "'n_clusters' parameter of ClusterPrior"),
+        (dict(n_clusters=2.0), "'n_clusters' parameter of ClusterPrior"),
     ],
 )
 def test_bad_inputs_fail_before_any_label_is_used(circle_data, monkeypatch, params, match):
@@ -279,35 +282,75 @@ def test_bad_inputs_fail_before_any_label_is_used(circle_data, monkeypatch, para
 
     monkeypatch.setattr(PrivateLabels, "release", fail)
     acc = BudgetAccountant(epsilon=10.0)
+    clf = cluster_clf(accountant=acc, **params)
     with pytest.raises(ValueError, match=match):
-        cluster_clf(accountant=acc, **params).fit(X, y)
+        clf.fit(X, y)
     assert acc.spends == []
+    assert not hasattr(clf, "classes_") and not hasattr(clf, "cluster_prior_")
 
 
-@pytest.mark.parametrize("n_clusters", [10, 3, 10_000])
-def test_n_clusters_is_ignored_without_cluster_prior(circle_data, n_clusters):
-    # Not an error: scikit-learn's checks set n_clusters on any estimator with it.
+def test_epsilon_is_required():
+    with pytest.raises(TypeError, match="epsilon"):
+        ClusterPrior(n_clusters=3)
+
+
+@pytest.mark.parametrize("old", [dict(n_clusters=3), dict(prior_epsilon=0.5)])
+def test_old_keywords_are_gone(old):
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        RRWithPriorClassifier(epsilon=1.0, classes=CLASSES, **old)
+    assert not set(old) & set(RRWithPriorClassifier().get_params())
+
+
+def test_prior_parameters_are_nested_parameters(circle_data):
     X, y = circle_data
-    clf = RRWithPriorClassifier(epsilon=1.0, classes=CLASSES, n_clusters=n_clusters,
-                                random_state=0).fit(X, y)
-    ref = RRWithPriorClassifier(epsilon=1.0, classes=CLASSES, random_state=0).fit(X, y)
-    assert not hasattr(clf, "cluster_prior_") and not hasattr(clf, "clusterer_")
-    assert clf.privacy_spend_ == ref.privacy_spend_
-    np.testing.assert_array_equal(clf.predict(X), ref.predict(X))
+    clf = cluster_clf(epsilon=4.0, n_clusters=3, prior_epsilon=1.0)
+    params = clf.get_params(deep=True)
+    assert params["prior__n_clusters"] == 3 and params["prior__epsilon"] == 1.0
+    cloned = clone(clf)
+    assert cloned.prior is not clf.prior
+    assert cloned.prior.get_params() == clf.prior.get_params()
+    cloned.set_params(prior__n_clusters=6, prior__epsilon=2.0)
+    assert clf.prior.get_params() == {"n_clusters": 3, "epsilon": 1.0}  # the original is intact
+    cloned.fit(X, y)
+    assert cloned.cluster_prior_.shape == (6, K)
+    assert cloned.privacy_spend_.parts[0].epsilon == 2.0
+    assert cloned.get_params()["prior__n_clusters"] == 6  # fit does not touch the prior
+    assert "ClusterPrior(epsilon=2.0, n_clusters=6)" in repr(cloned)
+    restored = pickle.loads(pickle.dumps(cloned.prior))
+    assert restored.get_params() == cloned.prior.get_params()
 
 
 def test_clone_pickle_search_cross_val(circle_data):
     X, y = circle_data
     clf = cluster_clf(epsilon=4.0, prior_epsilon=1.0)
-    assert clone(clf).get_params() == clf.get_params()
+    cloned = clone(clf).get_params(deep=True)
+    assert cloned.pop("prior") is not clf.prior  # cloned, and equal in all its parameters
+    assert cloned == {k: v for k, v in clf.get_params(deep=True).items() if k != "prior"}
     clf.fit(X, y)
     restored = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(restored.predict(X), clf.predict(X))
     np.testing.assert_array_equal(restored.cluster_prior_, clf.cluster_prior_)
-    search = GridSearchCV(clf, {"n_clusters": [2, 8]}, cv=3).fit(X, y)
-    assert search.best_params_["n_clusters"] in (2, 8)
-    assert search.best_estimator_.cluster_prior_.shape[0] == search.best_params_["n_clusters"]
+    search = GridSearchCV(clf, {"prior__n_clusters": [2, 8]}, cv=3).fit(X, y)
+    assert search.best_params_["prior__n_clusters"] in (2, 8)
+    best = search.best_estimator_
+    assert best.cluster_prior_.shape[0] == best.prior.n_clusters
+    assert best.prior.n_clusters == search.best_params_["prior__n_clusters"]
+    assert clf.prior.n_clusters == 5  # the search set its clones' priors, not this one
     assert cross_val_score(clf, X, y, cv=3).mean() > 0.7
+
+
+def test_private_search_over_the_number_of_clusters(circle_data):
+    X, y = circle_data
+    clf = cluster_clf(classes=CLASSES, random_state=None)
+    search = PrivateGridSearchCV(clf, {"prior__n_clusters": [2, 8]}, epsilon=4.0,
+                                 random_state=0).fit(X, y)
+    assert search.epsilon_ == 4.0
+    best = search.best_estimator_
+    assert best.cluster_prior_.shape == (search.best_params_["prior__n_clusters"], K)
+    candidates = search.privacy_spend_.parts[:2]
+    assert [c.mechanism for c in candidates] == ["RRWithPrior+cluster prior"] * 2
+    assert [c.params["n_clusters"] for c in candidates] == [2, 8]
+    assert clf.prior.n_clusters == 5
 
 
 def test_same_seed_same_fit(circle_data):

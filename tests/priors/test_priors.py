@@ -1,8 +1,11 @@
+import pickle
+
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
-from sklearn_labeldp.priors import apply_temperature, model_prior, uniform_prior
+from sklearn_labeldp.priors import ClusterPrior, apply_temperature, model_prior, uniform_prior
 
 
 def test_temperature_is_softmax_of_scaled_log_probabilities():
@@ -36,3 +39,22 @@ def test_model_prior_aligns_columns_with_classes():
     np.testing.assert_allclose(proba[:, [1, 3]], model.predict_proba(X))
     with pytest.raises(ValueError, match="not in `classes`"):
         model_prior(model, X, np.array(["a", "b"]))
+
+
+def test_cluster_prior_holds_only_its_configuration():
+    prior = ClusterPrior(n_clusters=8, epsilon=0.5)
+    assert prior.get_params() == {"n_clusters": 8, "epsilon": 0.5}
+    assert ClusterPrior(epsilon=0.5).n_clusters == 10
+    assert repr(prior) == "ClusterPrior(epsilon=0.5, n_clusters=8)"
+    copy = clone(prior)
+    assert copy is not prior and copy.get_params() == prior.get_params()
+    assert copy.set_params(n_clusters=3) is copy and prior.n_clusters == 8
+    assert pickle.loads(pickle.dumps(prior)).get_params() == prior.get_params()
+    assert not hasattr(prior, "fit")
+
+
+def test_cluster_prior_needs_an_epsilon_and_takes_keywords_only():
+    with pytest.raises(TypeError, match="epsilon"):
+        ClusterPrior(n_clusters=8)
+    with pytest.raises(TypeError):
+        ClusterPrior(8, 0.5)

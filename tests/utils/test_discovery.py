@@ -18,6 +18,7 @@ CORE = {
     "DPLinearSVC",
     "DPLogisticRegression",
     "NormalizedRandomFourierFeatures",
+    "PATEClassifier",
     "PrivateGridSearchCV",
     "RRWithPriorClassifier",
     "VectorApproxClassifier",
@@ -38,11 +39,16 @@ def test_private_bases_and_non_estimators_are_left_out():
     classes = {cls for _, cls in all_estimators()}
     assert not {BaseLabelDPClassifier, BaseLabelDPMetaClassifier} & classes
     names = {name for name, _ in all_estimators()}
-    assert not {"BudgetAccountant", "PrivacyBudget", "PrivacyLeakWarning"} & names
+    assert not {"BudgetAccountant", "ClusterPrior", "PrivacyBudget", "PrivacyLeakWarning"} & names
 
 
 class PublicEstimator(BaseEstimator):
-    pass
+    def fit(self, X, y):
+        return self
+
+
+class Configuration(BaseEstimator):
+    """Has parameters (so it clones) but nothing to fit, like ClusterPrior."""
 
 
 class AbstractEstimator(ABC, BaseEstimator):
@@ -52,7 +58,7 @@ class AbstractEstimator(ABC, BaseEstimator):
 
 
 def test_reads_public_names_and_skips_abstract_foreign_and_underscored(monkeypatch):
-    for cls in (PublicEstimator, AbstractEstimator):
+    for cls in (PublicEstimator, AbstractEstimator, Configuration):
         monkeypatch.setattr(cls, "__module__", "sklearn_labeldp.classifiers")
         monkeypatch.setattr(sklearn_labeldp.classifiers, cls.__name__, cls, raising=False)
     monkeypatch.setattr(sklearn_labeldp.classifiers, "_Hidden", PublicEstimator, raising=False)
@@ -61,7 +67,9 @@ def test_reads_public_names_and_skips_abstract_foreign_and_underscored(monkeypat
     )
     listed = dict(all_estimators())
     assert listed["PublicEstimator"] is PublicEstimator
-    assert not {"AbstractEstimator", "_Hidden", "LogisticRegression"} & set(listed)
+    assert not {"AbstractEstimator", "Configuration", "_Hidden", "LogisticRegression"} & set(
+        listed
+    )
 
 
 def test_type_filter():
