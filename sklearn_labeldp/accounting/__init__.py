@@ -4,6 +4,7 @@ from ..exceptions import BudgetError, PrivacyLeakWarning
 from ._accountant import BudgetAccountant
 from ._budget import PrivacyBudget, PrivacySpend, compose_parallel, compose_sequential
 from ._default import DEFAULT_LEDGER_ENV, default_accountant
+from ._subsampled import subsampled_gaussian_epsilon, subsampled_gaussian_noise_multiplier
 from ._zcdp import (
     approx_dp_to_zcdp,
     gaussian_rho,
@@ -24,5 +25,7 @@ __all__ = [
     "default_accountant",
     "gaussian_rho",
     "gaussian_sigma_for_approx_dp",
+    "subsampled_gaussian_epsilon",
+    "subsampled_gaussian_noise_multiplier",
     "zcdp_to_approx_dp",
 ]

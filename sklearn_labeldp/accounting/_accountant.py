@@ -5,7 +5,8 @@ import math
 from ..exceptions import BudgetError
 from ._budget import PrivacyBudget, PrivacySpend, compose_sequential
 from ._ledger import _check_timeout, _MemoryLedger, _SQLiteLedger
-from ._zcdp import zcdp_to_approx_dp
+from ._subsampled import _rdp_epsilon
+from ._zcdp import _check_delta, zcdp_to_approx_dp
 
 __all__ = ["BudgetAccountant"]
 
@@ -87,7 +88,10 @@ class BudgetAccountant:
     of the spends (``rho`` adds; Gaussian mechanisms record their ``rho``, a
     pure ``epsilon`` spend is ``epsilon^2 / 2``-zCDP) and
     :meth:`total_zcdp_approx_dp` its (epsilon, delta) conversion, often
-    tighter than the sum for many small spends. They are reports only.
+    tighter than the sum for many small spends.
+    :meth:`total_rdp_approx_dp` composes in Renyi DP instead, which also
+    covers DP-SGD runs (:meth:`PrivacySpend.subsampled_gaussian`, which have no
+    zCDP guarantee unless full-batch). These are reports only.
 
     Examples
     --------
@@ -213,6 +217,41 @@ class BudgetAccountant:
         if rho is None:
             return None
         return PrivacyBudget(zcdp_to_approx_dp(rho, delta, method=method), delta)
+
+    def total_rdp_approx_dp(self, delta):
+        """The (epsilon, delta) guarantee of the Renyi-DP composition of every spend.
+
+        Each spend enters as a Renyi-DP curve at dp-accounting's default
+        orders: a DP-SGD run (:meth:`PrivacySpend.subsampled_gaussian`) as the
+        Poisson-subsampled Gaussian (Mironov, Talwar and Zhang 2019), any
+        spend with a zCDP guarantee (:attr:`PrivacySpend.rho`: Gaussian
+        mechanisms, and pure ``epsilon``-DP spends at ``epsilon^2 / 2``) as
+        ``alpha rho`` at every order ``alpha`` (Bun and Steinke 2016). Renyi DP
+        adds at each order under adaptive sequential composition (Mironov
+        2017), and the sum converts to (epsilon, delta) with Canonne, Kamath
+        and Steinke (2020, Prop. 12). All spends must be guarantees for the
+        same neighbouring relation. A report only: the ceiling is enforced on
+        :meth:`total`.
+
+        Parameters
+        ----------
+        delta : float
+            Target delta in (0, 1).
+
+        Returns
+        -------
+        PrivacyBudget or None
+            ``None`` when some spend has neither a zCDP nor a subsampled
+            Gaussian guarantee.
+
+        Raises
+        ------
+        ImportError
+            If dp-accounting (the ``accounting`` extra) is not installed.
+        """
+        delta = _check_delta(delta)
+        epsilon = _rdp_epsilon(self.spends, delta)
+        return None if epsilon is None else PrivacyBudget(epsilon, delta)
 
     def check(self, epsilon, delta=0.0):
         """Raise :class:`~sklearn_labeldp.exceptions.BudgetError` if a spend would not fit.

@@ -4,6 +4,12 @@ import math
 from dataclasses import dataclass, field
 from numbers import Real
 
+from ._subsampled import (
+    _check_spend_params,
+    _check_subsampled_gaussian,
+    subsampled_gaussian_epsilon,
+)
+
 __all__ = ["PrivacyBudget", "PrivacySpend", "compose_parallel", "compose_sequential"]
 
 
@@ -125,6 +131,13 @@ class PrivacySpend:
     composition : {"leaf", "sequential", "parallel"}
     parts : tuple of PrivacySpend
 
+    Notes
+    -----
+    A leaf whose ``params`` has ``"subsampled_gaussian": (noise_multiplier,
+    sample_rate, steps)`` records a DP-SGD run (see :meth:`subsampled_gaussian`);
+    its budget is checked against dp-accounting's bound at its ``delta``, and
+    :meth:`BudgetAccountant.total_rdp_approx_dp` composes it in Renyi DP.
+
     Examples
     --------
     >>> from sklearn_labeldp.accounting import PrivacySpend
@@ -148,6 +161,8 @@ class PrivacySpend:
                 raise ValueError("a leaf PrivacySpend has no parts.")
             if "rho" in self.params:
                 _check_budget_value(self.params["rho"], "params['rho']")
+            if "subsampled_gaussian" in self.params:
+                _check_spend_params(self.params["subsampled_gaussian"], self.budget)
             return
         if self.composition not in _COMPOSERS:
             raise ValueError(
@@ -208,6 +223,63 @@ class PrivacySpend:
     def leaf(cls, mechanism, epsilon, delta=0.0, **params):
         """One run of one mechanism."""
         return cls(mechanism, PrivacyBudget(epsilon, delta), dict(params))
+
+    @classmethod
+    def subsampled_gaussian(
+        cls,
+        noise_multiplier,
+        sample_rate,
+        steps,
+        delta,
+        *,
+        method="rdp",
+        mechanism="DP-SGD",
+        **params,
+    ):
+        """A DP-SGD run: ``steps`` Poisson-subsampled Gaussian releases, reported at ``delta``.
+
+        The budget is :func:`subsampled_gaussian_epsilon` at ``delta`` (add or
+        remove one example, as in Abadi et al. 2016). ``params`` records
+        ``"subsampled_gaussian": (noise_multiplier, sample_rate, steps)``, so
+        that :meth:`BudgetAccountant.total_rdp_approx_dp` can compose the run
+        in Renyi DP with other spends, and, for ``sample_rate = 1``, the exact
+        ``"rho" = steps / (2 noise_multiplier^2)`` (Bun and Steinke 2016).
+
+        Parameters
+        ----------
+        noise_multiplier : float
+            Noise std divided by the clipping norm, > 0.
+        sample_rate : float
+            Poisson sampling probability in ``(0, 1]``.
+        steps : int
+            Number of steps, >= 1.
+        delta : float
+            The delta at which the run is reported, in (0, 1).
+        method : {"rdp", "pld"}, default="rdp"
+            Accountant for the reported epsilon.
+        mechanism : str, default="DP-SGD"
+        **params
+            Further public parameters to record.
+
+        Returns
+        -------
+        PrivacySpend
+
+        Examples
+        --------
+        >>> from sklearn_labeldp.accounting import PrivacySpend
+        >>> spend = PrivacySpend.subsampled_gaussian(4.0, 0.01, 10_000, 1e-5)
+        >>> round(spend.epsilon, 2), spend.delta, spend.rho is None
+        (1.04, 1e-05, True)
+        """
+        epsilon = subsampled_gaussian_epsilon(
+            noise_multiplier, sample_rate, steps, delta, method=method
+        )
+        value = _check_subsampled_gaussian(noise_multiplier, sample_rate, steps)
+        params["subsampled_gaussian"] = value
+        if value[1] == 1:
+            params["rho"] = value[2] / (2.0 * value[0] ** 2)
+        return cls.leaf(mechanism, epsilon, delta, **params)
 
     @classmethod
     def compose(cls, mechanism, parts, composition, **params):
