@@ -8,7 +8,12 @@ from here; each subpackage keeps its own names too.
 """
 
 from .accounting import BudgetAccountant, PrivacyBudget, PrivacySpend, default_accountant
-from .classifiers import ALIBIClassifier, RRWithPriorClassifier, VectorApproxClassifier
+from .classifiers import (
+    ALIBIClassifier,
+    PATEClassifier,
+    RRWithPriorClassifier,
+    VectorApproxClassifier,
+)
 from .exceptions import BudgetError, ConvergenceError, PrivacyLeakWarning, RowClippingWarning
 from .linear_model import (
     DPLeastSquaresClassifier,
@@ -29,6 +34,7 @@ __all__ = [
     "DPLinearSVC",
     "DPLogisticRegression",
     "NormalizedRandomFourierFeatures",
+    "PATEClassifier",
     "PrivacyBudget",
     "PrivacyLeakWarning",
     "PrivacySpend",

@@ -16,6 +16,17 @@ from ._additive_noise import (
     project_to_simplex,
 )
 from ._histogram import histogram_prior, noisy_label_histogram
+from ._pate import (
+    confident_gnmax,
+    confident_gnmax_sigmas,
+    confident_gnmax_spend,
+    gnmax,
+    gnmax_sigma,
+    gnmax_spend,
+    lnmax,
+    lnmax_gamma,
+    lnmax_spend,
+)
 from ._randomized_response import randomized_response, randomized_response_distribution
 from ._rappor import debias_rappor, rappor, rappor_distribution
 from ._rr_with_prior import (
@@ -31,11 +42,20 @@ from ._validation import check_prior
 __all__ = [
     "alibi_posterior",
     "check_prior",
+    "confident_gnmax",
+    "confident_gnmax_sigmas",
+    "confident_gnmax_spend",
     "debias_rappor",
     "gaussian_one_hot",
     "gaussian_posterior",
+    "gnmax",
+    "gnmax_sigma",
+    "gnmax_spend",
     "histogram_prior",
     "laplace_one_hot",
+    "lnmax",
+    "lnmax_gamma",
+    "lnmax_spend",
     "noisy_label_histogram",
     "optimal_top_k",
     "project_to_simplex",

@@ -1,0 +1,392 @@
+"""PATEClassifier: teachers on disjoint parts, noisy vote aggregation, a student."""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
+from sklearn.dummy import DummyClassifier
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.semi_supervised import LabelPropagation, LabelSpreading, SelfTrainingClassifier
+from sklearn.utils import _safe_indexing
+from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
+
+from .._base import (
+    _TRIAL_ROWS,
+    BaseLabelDPMetaClassifier,
+    CodeClassifierPredictMixin,
+    seed_estimator,
+    subset_fit_params,
+    trial_codes,
+)
+from ..accounting import PrivacySpend
+from ..mechanisms import (
+    confident_gnmax,
+    confident_gnmax_sigmas,
+    confident_gnmax_spend,
+    gnmax,
+    gnmax_sigma,
+    gnmax_spend,
+    lnmax,
+    lnmax_gamma,
+    lnmax_spend,
+)
+from ..utils import spawn_generators
+
+__all__ = ["PATEClassifier"]
+
+_SEMI_SUPERVISED = (SelfTrainingClassifier, LabelPropagation, LabelSpreading)
+
+
+def _is_semi_supervised(estimator):
+    """Whether ``estimator`` learns from scikit-learn's ``-1`` = unlabeled convention.
+
+    True for :class:`~sklearn.semi_supervised.SelfTrainingClassifier`,
+    :class:`~sklearn.semi_supervised.LabelPropagation`,
+    :class:`~sklearn.semi_supervised.LabelSpreading` (and subclasses), and
+    for a :class:`~sklearn.pipeline.Pipeline` whose last step is one of them.
+    """
+    if isinstance(estimator, Pipeline):
+        estimator = estimator.steps[-1][1]
+    return isinstance(estimator, _SEMI_SUPERVISED)
+
+
+def _teacher_votes(teacher, X_part, codes_part, X_queries, fit_params):
+    """Fit one teacher on its own part and return its votes on the queries.
+
+    Only the votes leave the worker: the fitted teacher (a clone, so the
+    unfitted template passed in is left untouched), a non-private function of
+    its part's labels, is dropped here.
+    """
+    seen = np.unique(codes_part)
+    if seen.size == 1:  # many classifiers refuse one class; its vote is that class
+        return np.full(X_queries.shape[0], seen[0], dtype=np.intp)
+    fitted = clone(teacher).fit(X_part, codes_part, **fit_params)
+    return np.asarray(fitted.predict(X_queries), dtype=np.intp)
+
+
+def _pate_release(codes, *, X, parts, queries, teachers, fit_params, n_classes, n_jobs, aggregate):
+    """The PATE mechanism on all label codes: teachers' votes, noisily aggregated.
+
+    Each teacher reads the codes of its part only; the vote histograms and
+    the teachers stay local, and only the aggregator's output is returned.
+    """
+    X_queries = _safe_indexing(X, queries)
+    n_samples = codes.shape[0]
+    votes_per_teacher = Parallel(n_jobs=n_jobs)(
+        delayed(_teacher_votes)(
+            teacher,
+            _safe_indexing(X, part),
+            codes[part],
+            X_queries,
+            subset_fit_params(fit_params, part, n_samples),
+        )
+        for teacher, part in zip(teachers, parts, strict=True)
+    )
+    flat = np.concatenate(votes_per_teacher) + np.tile(
+        np.arange(queries.size) * n_classes, len(teachers)
+    )
+    votes = np.bincount(flat, minlength=queries.size * n_classes)
+    return aggregate(votes.reshape(queries.size, n_classes))
+
+
+class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
+    """Label-DP classifier distilled from noisily aggregated teachers (PATE).
+
+    The training rows are split at random, independently of the labels, into
+    ``n_teachers`` disjoint parts, and a clone of ``estimator`` (a teacher)
+    is fitted on each part, in parallel. A random, label-independent subset
+    of ``n_queries`` training inputs is labelled by the teachers' votes,
+    aggregated with noise:
+
+    - ``"lnmax"``: argmax of the votes plus Laplace(``1 / gamma``) noise
+      (Papernot et al. 2017), ``2 gamma``-DP per query, pure
+      ``epsilon = 2 gamma Q`` overall;
+    - ``"gnmax"``: argmax plus ``N(0, sigma^2)`` noise, ``rho = Q / sigma^2``
+      zCDP (Papernot et al. 2018);
+    - ``"confident_gnmax"``: a query is answered only when its noisy top vote
+      count (std ``sigma1``) reaches ``threshold * n_teachers``, then by GNMax
+      with ``sigma2 = sigma1 / sigma_ratio``; ``rho = Q / (2 sigma1^2) +
+      Q / sigma2^2`` whatever the number answered (Papernot et al. 2018).
+
+    A label change alters one teacher's training set, so at most one vote per
+    query moves between two bins: that is the sensitivity the noise covers.
+    The noise is calibrated from the target ``epsilon`` (and ``delta`` for the
+    Gaussian aggregators) and the number of queries; the guarantee is
+    data-independent. The student, a clone of ``student``, learns from the
+    answered queries: a semi-supervised student (see below) gets every
+    training input, with label ``-1`` (unlabeled) except on the answered
+    queries, which under label DP costs nothing since the features are
+    public; any other student is fitted on the answered queries only.
+
+    Only differentially private outputs are kept: the student, the answered
+    labels and their count. The teachers and the vote histograms are
+    non-private functions of the labels (a teacher may memorise its part) and
+    are dropped as soon as the votes are aggregated.
+
+    Parameters
+    ----------
+    estimator : classifier, default=None
+        The teacher; cloned once per part. ``None`` means
+        ``LogisticRegression()``. A part whose labels are all one class votes
+        for that class without a fit. ``sample_weight`` and routed ``fit``
+        metadata go to the teachers, each getting its part's rows.
+    student : classifier, default=None
+        Fitted on the answered labels; ``None`` means a clone of the teacher.
+        It counts as semi-supervised (and gets all training inputs, ``-1`` for
+        unlabeled) when it is a ``SelfTrainingClassifier``,
+        ``LabelPropagation`` or ``LabelSpreading``, or a ``Pipeline`` ending
+        in one. When every answered query got the same label, a non
+        semi-supervised student is replaced, with a warning, by a
+        ``DummyClassifier`` predicting that label.
+    n_teachers : int, default=10
+        Number of teachers (disjoint parts), at most the number of rows.
+    n_queries : int or float, default=0.1
+        Number of queries ``Q``: an int, at most the number of rows, or a
+        fraction in (0, 1) of the rows (at least one). Every query is paid for.
+    aggregator : {"lnmax", "gnmax", "confident_gnmax"}, default="confident_gnmax"
+    epsilon : float, default=1.0
+        Target label-DP epsilon of the fit, > 0.
+    delta : float, default=1e-5
+        Target delta in (0, 1) for the Gaussian aggregators; LNMax is pure DP
+        and ignores it (``delta_ = 0``).
+    threshold : float, default=0.6
+        Confident-GNMax's threshold as a fraction in [0, 1] of ``n_teachers``;
+        ignored by the other aggregators.
+    sigma_ratio : float, default=2.0
+        Confident-GNMax's public ratio ``sigma1 / sigma2``, > 0.
+    classes : array-like, default=None
+        All possible labels; ``None`` infers them from ``y`` and emits a
+        :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`.
+    random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
+        Randomness of the partition, the queries, the noise and the models'
+        unset seeds: fresh entropy for every fit with ``None`` or
+        ``"secure"``; an int or generator is a replay key, and pickling a
+        model fitted with one warns (see :ref:`randomness`).
+    accountant : BudgetAccountant, default=None
+        Charged with (epsilon_, delta_) before any label is used.
+    n_jobs : int, default=None
+        Teachers fitted in parallel with joblib (``None`` means 1 unless in a
+        :func:`joblib.parallel_backend` context).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    estimator_ : estimator
+        The fitted student; predictions delegate to it.
+    answered_indices_ : ndarray of shape (n_answered_,)
+        Training rows of the answered queries.
+    answered_labels_ : ndarray of shape (n_answered_,)
+        Their noisy labels (entries of ``classes_``): the DP release.
+    n_answered_ : int
+    mechanism_params_ : dict
+        ``"aggregator"``, ``"n_teachers"``, ``"n_queries"`` and the calibrated
+        noise: ``"gamma"`` (LNMax), ``"sigma"`` (GNMax) or ``"sigma1"``,
+        ``"sigma2"`` and ``"threshold"`` in votes (Confident-GNMax).
+    epsilon_ : float
+    delta_ : float
+    privacy_spend_ : PrivacySpend
+    n_features_in_ : int
+
+    References
+    ----------
+    .. [1] N. Papernot, M. Abadi, U. Erlingsson, I. Goodfellow, K. Talwar.
+       Semi-supervised knowledge transfer for deep learning from private
+       training data. ICLR 2017.
+    .. [2] N. Papernot, S. Song, I. Mironov, A. Raghunathan, K. Talwar,
+       U. Erlingsson. Scalable private learning with PATE. ICLR 2018.
+    .. [3] M. Malek, I. Mironov, K. Prasad, I. Shilov, F. Tramer. Antipodes of
+       label differential privacy: PATE and ALIBI. NeurIPS 2021.
+
+    Examples
+    --------
+    >>> from sklearn.semi_supervised import LabelSpreading
+    >>> from sklearn_labeldp.classifiers import PATEClassifier
+    >>> from sklearn_labeldp.datasets import make_circle_gaussians
+    >>> X, y = make_circle_gaussians(2000, 3, sigma=0.2, random_state=0)
+    >>> clf = PATEClassifier(student=LabelSpreading(), n_teachers=50, n_queries=30,
+    ...                      epsilon=4.0, classes=range(3), random_state=0).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.8), clf.delta_
+    (True, 1e-05)
+    """
+
+    _parameter_constraints: dict = {
+        **BaseLabelDPMetaClassifier._parameter_constraints,
+        "student": [HasMethods(["fit", "predict"]), None],
+        "n_teachers": [Interval(Integral, 1, None, closed="left")],
+        "n_queries": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0, 1, closed="neither"),
+        ],
+        "aggregator": [StrOptions({"lnmax", "gnmax", "confident_gnmax"})],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "threshold": [Interval(Real, 0, 1, closed="both")],
+        "sigma_ratio": [Interval(Real, 0, None, closed="neither")],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        student=None,
+        n_teachers=10,
+        n_queries=0.1,
+        aggregator="confident_gnmax",
+        epsilon=1.0,
+        delta=1e-5,
+        threshold=0.6,
+        sigma_ratio=2.0,
+        classes=None,
+        random_state=None,
+        accountant=None,
+        n_jobs=None,
+    ):
+        self.estimator = estimator
+        self.student = student
+        self.n_teachers = n_teachers
+        self.n_queries = n_queries
+        self.aggregator = aggregator
+        self.epsilon = epsilon
+        self.delta = delta
+        self.threshold = threshold
+        self.sigma_ratio = sigma_ratio
+        self.classes = classes
+        self.random_state = random_state
+        self.accountant = accountant
+        self.n_jobs = n_jobs
+
+    def _default_estimator(self):
+        return LogisticRegression()
+
+    def _get_student(self):
+        return clone(self._get_estimator()) if self.student is None else self.student
+
+    def _trial_rows(self, plan):
+        return min(part.size for part in plan["parts"])
+
+    def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
+        estimator.fit(X, trial_codes(X.shape[0], n_classes), **fit_params)
+        estimator.predict(X[:1])
+
+    def _check_before_charge(self, X, n_classes, plan, fit_params):
+        """Trial-fit a teacher (base template) and the student on label-free targets."""
+        super()._check_before_charge(X, n_classes, plan, fit_params)
+        student = seed_estimator(clone(self._get_student()), np.random.default_rng(0))
+        n_rows = min(
+            X.shape[0] if _is_semi_supervised(student) else plan["queries"].size, _TRIAL_ROWS
+        )
+        targets = trial_codes(n_rows, n_classes)
+        if _is_semi_supervised(student):
+            targets[2 * n_classes :] = -1
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                trial_X = _safe_indexing(X, np.arange(n_rows))
+                student.fit(trial_X, targets).predict(trial_X[:1])
+        except Exception as exc:
+            raise ValueError(
+                f"{type(self).__name__}: the student (parameter `student`, "
+                f"{type(student).__name__}) failed a trial fit on {n_rows} public rows "
+                f"with label-free targets, so no budget was spent: {exc}"
+            ) from exc
+
+    def _plan_fit(self, X, classes, rng):
+        n_samples = X.shape[0]
+        n_queries = (
+            self.n_queries
+            if isinstance(self.n_queries, Integral)
+            else max(1, int(self.n_queries * n_samples))
+        )
+        for name, value in (("n_teachers", self.n_teachers), ("n_queries", n_queries)):
+            if value > n_samples:
+                raise ValueError(
+                    f"{name}={value} exceeds the number of training rows ({n_samples})."
+                )
+        # Both drawn from the plan stream, before and independently of any label.
+        parts = np.array_split(rng.permutation(n_samples), self.n_teachers)
+        queries = np.sort(rng.choice(n_samples, size=n_queries, replace=False))
+        params = {
+            "aggregator": self.aggregator,
+            "n_teachers": self.n_teachers,
+            "n_queries": n_queries,
+        }
+        if self.aggregator == "lnmax":
+            gamma = lnmax_gamma(self.epsilon, n_queries)
+            leaf = lnmax_spend(gamma, n_queries)
+            params["gamma"] = gamma
+        elif self.aggregator == "gnmax":
+            sigma = gnmax_sigma(self.epsilon, self.delta, n_queries)
+            leaf = gnmax_spend(sigma, n_queries, self.delta)
+            params["sigma"] = sigma
+        else:
+            sigma1, sigma2 = confident_gnmax_sigmas(
+                self.epsilon, self.delta, n_queries, self.sigma_ratio
+            )
+            leaf = confident_gnmax_spend(sigma1, sigma2, n_queries, self.delta)
+            params.update(sigma1=sigma1, sigma2=sigma2, threshold=self.threshold * self.n_teachers)
+        spend = PrivacySpend.compose("PATE", [leaf], "sequential", n_teachers=self.n_teachers)
+        plan = {"parts": parts, "queries": queries, "params": params, "classes": classes}
+        return spend, plan
+
+    def _aggregate(self, votes, params, rng):
+        if self.aggregator == "lnmax":
+            return lnmax(votes, gamma=params["gamma"], random_state=rng)
+        if self.aggregator == "gnmax":
+            return gnmax(votes, sigma=params["sigma"], random_state=rng)
+        return confident_gnmax(
+            votes,
+            threshold=params["threshold"],
+            sigma1=params["sigma1"],
+            sigma2=params["sigma2"],
+            random_state=rng,
+        )
+
+    def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
+        params, queries = plan["params"], plan["queries"]
+        noise_rng, teacher_rng = spawn_generators(mechanism_rng, 2)
+        teachers = [self._new_estimator(teacher_rng) for _ in plan["parts"]]
+        answers = labels.release(
+            _pate_release,
+            np.arange(labels.n_samples),
+            X=X,
+            parts=plan["parts"],
+            queries=queries,
+            teachers=teachers,
+            fit_params=fit_params,
+            n_classes=labels.n_classes,
+            n_jobs=self.n_jobs,
+            aggregate=lambda votes: self._aggregate(votes, params, noise_rng),
+        )
+        # Everything below is post-processing of `answers`: no label is read again.
+        answered = answers >= 0
+        if not answered.any():
+            raise ValueError(
+                f"{type(self).__name__}: no query was answered (the budget is spent): "
+                "lower `threshold`, or raise `epsilon`, `n_queries` or `n_teachers`."
+            )
+        student = seed_estimator(clone(self._get_student()), estimator_rng)
+        if np.unique(answers[answered]).size == 1 and not _is_semi_supervised(student):
+            # Most classifiers refuse a single class; the answers then say only that.
+            warnings.warn(
+                f"{type(self).__name__}: every answered query got the same label, so the "
+                "student is replaced by a constant classifier predicting it.",
+                UserWarning,
+                stacklevel=2,
+            )
+            student = DummyClassifier(strategy="most_frequent")
+        if _is_semi_supervised(student):
+            targets = np.full(X.shape[0], -1, dtype=np.intp)
+            targets[queries] = answers
+            student.fit(X, targets)
+        else:
+            student.fit(_safe_indexing(X, queries[answered]), answers[answered])
+        return {
+            "estimator_": student,
+            "answered_indices_": queries[answered],
+            "answered_labels_": plan["classes"].take(answers[answered]),
+            "n_answered_": int(answered.sum()),
+            "mechanism_params_": params,
+        }

@@ -1,0 +1,441 @@
+"""PATE vote aggregators (LNMax, GNMax, Confident-GNMax), their spends and calibration.
+
+Each aggregator maps teacher vote histograms to labels. Under label DP a label
+change alters one teacher's training set, hence at most that teacher's vote on
+each query: a histogram moves by one vote between two bins (L1 sensitivity 2,
+L2 sensitivity ``sqrt(2)``) and its maximum by at most 1. The outputs are
+argmaxes (discrete), so no lattice rounding of the floating-point noise is
+needed: only the index of the largest noisy bin leaves the function.
+"""
+
+import math
+from numbers import Integral, Real
+
+import numpy as np
+
+from ..accounting import PrivacySpend, approx_dp_to_zcdp, zcdp_to_approx_dp
+from ..utils import check_generator
+from ._validation import check_epsilon
+
+__all__ = [
+    "confident_gnmax",
+    "confident_gnmax_sigmas",
+    "confident_gnmax_spend",
+    "gnmax",
+    "gnmax_sigma",
+    "gnmax_spend",
+    "lnmax",
+    "lnmax_gamma",
+    "lnmax_spend",
+]
+
+
+def _check_votes(votes):
+    votes = np.asarray(votes)
+    if votes.ndim != 2 or votes.shape[1] < 2:
+        raise ValueError(
+            f"votes must be a 2-d array (n_queries, n_classes >= 2); got shape {votes.shape}."
+        )
+    if votes.dtype.kind not in "iuf" or votes.dtype == np.bool_:
+        raise TypeError(f"votes must hold numeric counts; got dtype {votes.dtype}.")
+    votes = votes.astype(np.float64)
+    if not np.all(np.isfinite(votes)) or np.any(votes < 0) or np.any(votes != np.rint(votes)):
+        raise ValueError("votes must be finite, nonnegative integer counts.")
+    return votes
+
+
+def _check_n_queries(n_queries):
+    if isinstance(n_queries, bool) or not isinstance(n_queries, Integral):
+        raise TypeError(f"n_queries must be an int; got {n_queries!r}.")
+    if n_queries < 1:
+        raise ValueError(f"n_queries must be >= 1; got {n_queries}.")
+    return int(n_queries)
+
+
+def _check_delta(delta):
+    if isinstance(delta, bool) or not isinstance(delta, Real):
+        raise TypeError(f"delta must be a real number; got {delta!r}.")
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1); got {delta!r}.")
+    return float(delta)
+
+
+def _noisy_argmax(votes, noise):
+    noise += votes
+    return np.argmax(noise, axis=1)
+
+
+def lnmax(votes, *, gamma, random_state=None):
+    """LNMax: the argmax of the vote histogram plus iid Laplace(``1 / gamma``) noise.
+
+    Each query is ``2 gamma``-DP for the label of any one example (L1
+    sensitivity 2); over ``Q`` queries the pure epsilons add up to
+    ``2 gamma Q`` (:func:`lnmax_spend`).
+
+    Parameters
+    ----------
+    votes : array-like of shape (n_queries, n_classes)
+        Nonnegative integer vote counts.
+    gamma : float
+        Inverse Laplace scale, finite and > 0.
+    random_state : None, "secure", int or numpy.random.Generator, default=None
+        Source of the noise: fresh entropy for ``None`` and ``"secure"``; an
+        int or ``Generator`` is a replay key, as secret as the labels (see
+        :ref:`randomness`).
+
+    Returns
+    -------
+    ndarray of shape (n_queries,), int64
+        The noisy plurality label of each query.
+
+    References
+    ----------
+    .. [1] N. Papernot, M. Abadi, U. Erlingsson, I. Goodfellow, K. Talwar.
+       Semi-supervised knowledge transfer for deep learning from private
+       training data. ICLR 2017.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import lnmax
+    >>> lnmax([[9, 1, 0], [0, 2, 8]], gamma=100.0, random_state=0)
+    array([0, 2])
+    """
+    votes = _check_votes(votes)
+    gamma = check_epsilon(gamma, name="gamma")
+    rng = check_generator(random_state)
+    return _noisy_argmax(votes, rng.laplace(0.0, 1.0 / gamma, size=votes.shape))
+
+
+def gnmax(votes, *, sigma, random_state=None):
+    """GNMax: the argmax of the vote histogram plus iid ``N(0, sigma^2)`` noise.
+
+    A Gaussian mechanism with L2 sensitivity ``sqrt(2)``: each query is
+    ``rho = 1 / sigma^2``-zCDP and the argmax is post-processing
+    (:func:`gnmax_spend`).
+
+    Parameters
+    ----------
+    votes : array-like of shape (n_queries, n_classes)
+        Nonnegative integer vote counts.
+    sigma : float
+        Noise standard deviation, finite and > 0.
+    random_state : None, "secure", int or numpy.random.Generator, default=None
+        As in :func:`lnmax`.
+
+    Returns
+    -------
+    ndarray of shape (n_queries,), int64
+
+    References
+    ----------
+    .. [1] N. Papernot, S. Song, I. Mironov, A. Raghunathan, K. Talwar,
+       U. Erlingsson. Scalable private learning with PATE. ICLR 2018.
+    .. [2] M. Bun, T. Steinke. Concentrated differential privacy:
+       simplifications, extensions, and lower bounds. TCC 2016.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import gnmax
+    >>> gnmax([[9, 1, 0], [0, 2, 8]], sigma=0.01, random_state=0)
+    array([0, 2])
+    """
+    votes = _check_votes(votes)
+    sigma = check_epsilon(sigma, name="sigma")
+    rng = check_generator(random_state)
+    return _noisy_argmax(votes, rng.normal(0.0, sigma, size=votes.shape))
+
+
+def confident_gnmax(votes, *, threshold, sigma1, sigma2, random_state=None):
+    """Confident-GNMax: answer with GNMax only where the teachers agree enough.
+
+    A query is answered when ``max_j n_j + N(0, sigma1^2) >= threshold``
+    (a Gaussian mechanism on the maximum, sensitivity 1:
+    ``rho = 1 / (2 sigma1^2)``, spent on every query), and then labelled by
+    :func:`gnmax` with ``sigma2`` (``rho = 1 / sigma2^2``). The bound of
+    :func:`confident_gnmax_spend` assumes any query may be answered, so it
+    does not depend on the data.
+
+    Parameters
+    ----------
+    votes : array-like of shape (n_queries, n_classes)
+        Nonnegative integer vote counts.
+    threshold : float
+        Finite vote threshold of the selection step.
+    sigma1 : float
+        Noise std of the selection step, finite and > 0.
+    sigma2 : float
+        Noise std of the answer, finite and > 0.
+    random_state : None, "secure", int or numpy.random.Generator, default=None
+        As in :func:`lnmax`.
+
+    Returns
+    -------
+    ndarray of shape (n_queries,), int64
+        The label of each answered query, ``-1`` for the others
+        (scikit-learn's mark of an unlabeled example).
+
+    References
+    ----------
+    .. [1] N. Papernot, S. Song, I. Mironov, A. Raghunathan, K. Talwar,
+       U. Erlingsson. Scalable private learning with PATE. ICLR 2018.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import confident_gnmax
+    >>> confident_gnmax([[9, 1, 0], [3, 3, 4]], threshold=7, sigma1=0.01, sigma2=0.01,
+    ...                 random_state=0)
+    array([ 0, -1])
+    """
+    votes = _check_votes(votes)
+    if isinstance(threshold, bool) or not isinstance(threshold, Real):
+        raise TypeError(f"threshold must be a real number; got {threshold!r}.")
+    if not math.isfinite(threshold):
+        raise ValueError(f"threshold must be finite; got {threshold!r}.")
+    sigma1 = check_epsilon(sigma1, name="sigma1")
+    sigma2 = check_epsilon(sigma2, name="sigma2")
+    rng = check_generator(random_state)
+    confident = votes.max(axis=1) + rng.normal(0.0, sigma1, size=votes.shape[0]) >= threshold
+    labels = np.full(votes.shape[0], -1, dtype=np.int64)
+    answered = votes[confident]
+    labels[confident] = _noisy_argmax(answered, rng.normal(0.0, sigma2, size=answered.shape))
+    return labels
+
+
+def lnmax_spend(gamma, n_queries):
+    """The pure-DP spend of ``n_queries`` LNMax answers: ``epsilon = 2 gamma Q``.
+
+    Parameters
+    ----------
+    gamma : float
+        Inverse Laplace scale, > 0.
+    n_queries : int
+        Number of queries, >= 1.
+
+    Returns
+    -------
+    PrivacySpend
+
+    References
+    ----------
+    .. [1] N. Papernot, M. Abadi, U. Erlingsson, I. Goodfellow, K. Talwar.
+       Semi-supervised knowledge transfer for deep learning from private
+       training data. ICLR 2017.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import lnmax_spend
+    >>> lnmax_spend(0.05, 10).epsilon
+    1.0
+    """
+    gamma = check_epsilon(gamma, name="gamma")
+    n_queries = _check_n_queries(n_queries)
+    return PrivacySpend.leaf("LNMax", 2.0 * gamma * n_queries, gamma=gamma, n_queries=n_queries)
+
+
+def _zcdp_spend(mechanism, rho, delta, **params):
+    return PrivacySpend.leaf(mechanism, zcdp_to_approx_dp(rho, delta), delta, rho=rho, **params)
+
+
+def gnmax_spend(sigma, n_queries, delta):
+    """The spend of ``n_queries`` GNMax answers: ``rho = Q / sigma^2`` zCDP.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std, > 0.
+    n_queries : int
+        Number of queries, >= 1.
+    delta : float
+        The delta in (0, 1) at which epsilon is reported (Canonne, Kamath and
+        Steinke 2020 conversion of zCDP).
+
+    Returns
+    -------
+    PrivacySpend
+        A leaf with ``params["rho"]``, so accountants compose it in zCDP.
+
+    References
+    ----------
+    .. [1] N. Papernot, S. Song, I. Mironov, A. Raghunathan, K. Talwar,
+       U. Erlingsson. Scalable private learning with PATE. ICLR 2018.
+    .. [2] M. Bun, T. Steinke. Concentrated differential privacy:
+       simplifications, extensions, and lower bounds. TCC 2016.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import gnmax_spend
+    >>> gnmax_spend(10.0, 25, 1e-5).rho
+    0.25
+    """
+    sigma = check_epsilon(sigma, name="sigma")
+    n_queries = _check_n_queries(n_queries)
+    delta = _check_delta(delta)
+    return _zcdp_spend("GNMax", n_queries / sigma**2, delta, sigma=sigma, n_queries=n_queries)
+
+
+def confident_gnmax_spend(sigma1, sigma2, n_queries, delta):
+    """Data-independent spend of Confident-GNMax: ``rho = Q / (2 sigma1^2) + Q / sigma2^2``.
+
+    Every query pays for the selection step and, since any of them may be
+    answered, for a GNMax answer too.
+
+    Parameters
+    ----------
+    sigma1 : float
+        Selection noise std, > 0.
+    sigma2 : float
+        Answer noise std, > 0.
+    n_queries : int
+        Number of queries, >= 1.
+    delta : float
+        The delta in (0, 1) at which epsilon is reported.
+
+    Returns
+    -------
+    PrivacySpend
+
+    References
+    ----------
+    .. [1] N. Papernot, S. Song, I. Mironov, A. Raghunathan, K. Talwar,
+       U. Erlingsson. Scalable private learning with PATE. ICLR 2018.
+    .. [2] M. Bun, T. Steinke. Concentrated differential privacy:
+       simplifications, extensions, and lower bounds. TCC 2016.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import confident_gnmax_spend
+    >>> confident_gnmax_spend(10.0, 10.0, 100, 1e-5).rho
+    1.5
+    """
+    sigma1 = check_epsilon(sigma1, name="sigma1")
+    sigma2 = check_epsilon(sigma2, name="sigma2")
+    n_queries = _check_n_queries(n_queries)
+    delta = _check_delta(delta)
+    rho = n_queries / (2.0 * sigma1**2) + n_queries / sigma2**2
+    return _zcdp_spend(
+        "Confident-GNMax", rho, delta, sigma1=sigma1, sigma2=sigma2, n_queries=n_queries
+    )
+
+
+def lnmax_gamma(epsilon, n_queries):
+    """The largest LNMax ``gamma`` whose ``n_queries`` answers are ``epsilon``-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, finite and > 0.
+    n_queries : int
+        Number of queries, >= 1.
+
+    Returns
+    -------
+    float
+        ``epsilon / (2 Q)``, rounded down so that :func:`lnmax_spend` never
+        exceeds ``epsilon``.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import lnmax_gamma
+    >>> lnmax_gamma(1.0, 10)
+    0.05
+    """
+    epsilon = check_epsilon(epsilon)
+    n_queries = _check_n_queries(n_queries)
+    gamma = epsilon / (2.0 * n_queries)
+    while 2.0 * gamma * n_queries > epsilon:
+        gamma = math.nextafter(gamma, 0.0)
+    return gamma
+
+
+def _calibrate(epsilon, delta, coefficient, spend_of):
+    """Smallest ``sigma`` with ``rho = coefficient / sigma^2`` converting within ``epsilon``.
+
+    :func:`~sklearn_labeldp.accounting.approx_dp_to_zcdp` bisects the zCDP
+    to (eps, delta) conversion for the largest admissible rho; sigma is then
+    widened ulp by ulp until the spend's own rounding stays within epsilon.
+    """
+    epsilon = check_epsilon(epsilon)
+    delta = _check_delta(delta)
+    rho = approx_dp_to_zcdp(epsilon, delta)
+    if rho == 0:
+        raise ValueError(f"epsilon={epsilon} is too small for any Gaussian noise at delta={delta}.")
+    sigma = math.sqrt(coefficient / rho)
+    while spend_of(sigma).epsilon > epsilon:
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma
+
+
+def gnmax_sigma(epsilon, delta, n_queries):
+    """The smallest GNMax ``sigma`` whose ``n_queries`` answers are (eps, delta)-DP.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, finite and > 0.
+    delta : float
+        Target delta in (0, 1).
+    n_queries : int
+        Number of queries, >= 1.
+
+    Returns
+    -------
+    float
+        ``sqrt(Q / rho)`` for the largest rho whose conversion is within
+        (epsilon, delta), rounded up so that :func:`gnmax_spend` never exceeds
+        ``epsilon``.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import gnmax_sigma, gnmax_spend
+    >>> sigma = gnmax_sigma(2.0, 1e-5, 100)
+    >>> gnmax_spend(sigma, 100, 1e-5).epsilon <= 2.0
+    True
+    """
+    n_queries = _check_n_queries(n_queries)
+    return _calibrate(epsilon, delta, n_queries, lambda s: gnmax_spend(s, n_queries, delta))
+
+
+def confident_gnmax_sigmas(epsilon, delta, n_queries, sigma_ratio):
+    """Calibrate Confident-GNMax's ``(sigma1, sigma2)`` with ``sigma1 = sigma_ratio * sigma2``.
+
+    ``rho = Q (1 + 1 / (2 r^2)) / sigma2^2`` for ``r = sigma_ratio``, so the
+    largest rho admissible at (epsilon, delta) fixes ``sigma2``.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, finite and > 0.
+    delta : float
+        Target delta in (0, 1).
+    n_queries : int
+        Number of queries, >= 1.
+    sigma_ratio : float
+        Public ratio ``sigma1 / sigma2``, finite and > 0.
+
+    Returns
+    -------
+    sigma1, sigma2 : float
+        The spend of :func:`confident_gnmax_spend` at these never exceeds
+        ``epsilon``.
+
+    References
+    ----------
+    .. [1] N. Papernot, S. Song, I. Mironov, A. Raghunathan, K. Talwar,
+       U. Erlingsson. Scalable private learning with PATE. ICLR 2018.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import confident_gnmax_sigmas
+    >>> s1, s2 = confident_gnmax_sigmas(2.0, 1e-5, 100, 2.0)
+    >>> round(s1 / s2, 6)
+    2.0
+    """
+    n_queries = _check_n_queries(n_queries)
+    ratio = check_epsilon(sigma_ratio, name="sigma_ratio")
+    sigma2 = _calibrate(
+        epsilon,
+        delta,
+        n_queries * (1.0 + 0.5 / ratio**2),
+        lambda s: confident_gnmax_spend(ratio * s, s, n_queries, delta),
+    )
+    return ratio * sigma2, sigma2
