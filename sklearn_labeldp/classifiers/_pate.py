@@ -43,14 +43,24 @@ _SEMI_SUPERVISED = (SelfTrainingClassifier, LabelPropagation, LabelSpreading)
 def _is_semi_supervised(estimator):
     """Whether ``estimator`` learns from scikit-learn's ``-1`` = unlabeled convention.
 
-    True for :class:`~sklearn.semi_supervised.SelfTrainingClassifier`,
+    True for an estimator with a ``fit_semi(X, y)`` method (a network trained
+    with FixMatch), for :class:`~sklearn.semi_supervised.SelfTrainingClassifier`,
     :class:`~sklearn.semi_supervised.LabelPropagation`,
     :class:`~sklearn.semi_supervised.LabelSpreading` (and subclasses), and
     for a :class:`~sklearn.pipeline.Pipeline` whose last step is one of them.
     """
+    if hasattr(estimator, "fit_semi"):
+        return True
     if isinstance(estimator, Pipeline):
         estimator = estimator.steps[-1][1]
     return isinstance(estimator, _SEMI_SUPERVISED)
+
+
+def _fit_semi_supervised(student, X, targets):
+    """Fit ``student`` on all of ``X`` with ``targets`` of -1 for the unlabeled rows."""
+    if hasattr(student, "fit_semi"):
+        return student.fit_semi(X, targets)
+    return student.fit(X, targets)
 
 
 def _teacher_votes(teacher, X_part, codes_part, X_queries, fit_params):
@@ -136,7 +146,10 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     student : classifier, default=None
         Fitted on the answered labels; ``None`` means a clone of the teacher.
         It counts as semi-supervised (and gets all training inputs, ``-1`` for
-        unlabeled) when it is a ``SelfTrainingClassifier``,
+        unlabeled) when it has a ``fit_semi`` method (a
+        :class:`~sklearn_labeldp.nn.LabelDPNetClassifier` trained with
+        FixMatch: PATE-FM, Malek et al. 2021), which is then called instead of
+        ``fit``, or when it is a ``SelfTrainingClassifier``,
         ``LabelPropagation`` or ``LabelSpreading``, or a ``Pipeline`` ending
         in one. When every answered query got the same label, a non
         semi-supervised student is replaced, with a warning, by a
@@ -285,7 +298,11 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 trial_X = _safe_indexing(X, np.arange(n_rows))
-                student.fit(trial_X, targets).predict(trial_X[:1])
+                if _is_semi_supervised(student):
+                    _fit_semi_supervised(student, trial_X, targets)
+                else:
+                    student.fit(trial_X, targets)
+                student.predict(trial_X[:1])
         except Exception as exc:
             raise ValueError(
                 f"{type(self).__name__}: the student (parameter `student`, "
@@ -380,7 +397,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         if _is_semi_supervised(student):
             targets = np.full(X.shape[0], -1, dtype=np.intp)
             targets[queries] = answers
-            student.fit(X, targets)
+            _fit_semi_supervised(student, X, targets)
         else:
             student.fit(_safe_indexing(X, queries[answered]), answers[answered])
         return {

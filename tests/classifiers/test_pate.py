@@ -295,3 +295,32 @@ def test_nothing_internally_derived_is_kept():
     assert all(
         v is None for k, v in clf.estimator_.get_params().items() if k.endswith("random_state")
     )
+
+
+class FitSemiStudent(ClassifierMixin, BaseEstimator):
+    """A student with the ``fit_semi`` protocol (as a FixMatch network has): records targets."""
+
+    def fit(self, X, y):
+        raise AssertionError("a student with fit_semi must be fitted through fit_semi")
+
+    def fit_semi(self, X, y):
+        RECORDS.append(("fit_semi", np.asarray(y).copy()))
+        self.classes_ = np.unique(y[y >= 0])
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
+
+
+def test_student_with_fit_semi_gets_every_row_through_fit_semi():
+    X, y = make_circle_gaussians(500, 3, sigma=0.2, random_state=0)
+    RECORDS.clear()
+    clf = PATEClassifier(
+        student=FitSemiStudent(), n_teachers=20, n_queries=25, epsilon=5.0, classes=range(3),
+        random_state=0,
+    ).fit(X, y)
+    assert [kind for kind, _ in RECORDS] == ["fit_semi", "fit_semi"]  # trial fit, then the fit
+    targets = RECORDS[-1][1]
+    assert targets.shape == (500,)
+    np.testing.assert_array_equal(np.flatnonzero(targets >= 0), clf.answered_indices_)
+    assert isinstance(clf.estimator_, FitSemiStudent)
