@@ -14,7 +14,14 @@ from abc import ABCMeta, abstractmethod
 from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, _fit_context, clone
+from sklearn.base import (
+    BaseEstimator,
+    ClassifierMixin,
+    MetaEstimatorMixin,
+    _fit_context,
+    clone,
+    is_regressor,
+)
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metadata_routing import (
@@ -338,10 +345,16 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
                     full_size=n_rows == smallest,
                 )
         except Exception as exc:
+            hint = ""
+            if is_regressor(estimator) and not get_tags(estimator).target_tags.multi_output:
+                hint = (
+                    " A regressor must predict one output per class here: wrap a "
+                    "single-output regressor in sklearn.multioutput.MultiOutputRegressor."
+                )
             raise ValueError(
                 f"{type(self).__name__}: the base estimator (parameter `estimator`, "
                 f"{type(estimator).__name__}) failed a trial fit on {n_rows} public rows "
-                f"with label-free targets, so no budget was spent: {exc}"
+                f"with label-free targets, so no budget was spent: {exc}{hint}"
             ) from exc
 
     def _new_estimator(self, rng):

@@ -40,6 +40,8 @@ NOISY_ATTRIBUTES = (
     "soft_labels_",
     "cluster_prior_",
     "coef_",
+    "answered_labels_",
+    "answered_indices_",
 )
 
 _RNG_TYPES = (

@@ -7,13 +7,13 @@ parameter at fault, and then checks that nothing was recorded.
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.svm import SVR
 
 from sklearn_labeldp import RRWithPriorClassifier
 from sklearn_labeldp.accounting import BudgetAccountant, PrivacyBudget
-from sklearn_labeldp.classifiers import ALIBIClassifier, VectorApproxClassifier
+from sklearn_labeldp.classifiers import ALIBIClassifier, PATEClassifier, VectorApproxClassifier
 from sklearn_labeldp.model_selection import PrivateGridSearchCV
 from sklearn_labeldp.priors import ClusterPrior
 
@@ -36,7 +36,7 @@ def assert_costs_nothing(estimator, X, y, match):
 
 def test_single_output_regressor_for_bit_vectors(blobs):
     clf = VectorApproxClassifier(SVR(), classes=range(K), accountant=BudgetAccountant())
-    assert_costs_nothing(clf, *blobs, match=r"`estimator`.*SVR.*trial fit")
+    assert_costs_nothing(clf, *blobs, match=r"`estimator`.*SVR.*trial fit.*MultiOutputRegressor")
 
 
 def test_stage_without_examples(blobs):
@@ -61,6 +61,25 @@ def test_cluster_prior_configuration(blobs, prior, n_rows, match):
     clf = RRWithPriorClassifier(KNeighborsClassifier(1), epsilon=1.0, classes=range(K),
                                 prior=ClusterPrior(**prior), accountant=BudgetAccountant())
     assert_costs_nothing(clf, X[:n_rows], y[:n_rows], match=match)
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"n_teachers": 301}, r"n_teachers=301 exceeds"),
+        ({"n_queries": 301}, r"n_queries=301 exceeds"),
+        ({"estimator": LinearRegression()}, r"`estimator` must be a classifier"),
+        ({"student": KNeighborsRegressor()}, r"`student` must be a classifier"),
+        ({"student": KNeighborsClassifier(n_neighbors=500)}, r"`student`.*trial fit"),
+        ({"estimator": KNeighborsClassifier(n_neighbors=100)}, r"`estimator`.*trial fit"),
+    ],
+    ids=["teachers", "queries", "regressor_teacher", "regressor_student", "student_fit",
+         "teacher_fit"],
+)
+def test_pate_configuration(blobs, params, match):
+    clf = PATEClassifier(**{"n_teachers": 10, "n_queries": 30, "classes": range(K),
+                            "accountant": BudgetAccountant(delta=0.5), **params})
+    assert_costs_nothing(clf, *blobs, match=match)
 
 
 def test_random_stopping_refuses_delta_spending_candidates(blobs):
@@ -104,13 +123,13 @@ class TestNetworks:
         return LabelDPNetClassifier(MLP, **{"max_epochs": 2, **params})
 
     @pytest.mark.parametrize("meta", [RRWithPriorClassifier, ALIBIClassifier,
-                                      VectorApproxClassifier])
+                                      VectorApproxClassifier, PATEClassifier])
     @pytest.mark.parametrize(
         ("params", "match"),
         [
             ({"max_epochs": 0}, "max_epochs"),
             ({"batch_size": 0}, "batch_size"),
-            ({"module__n_features": 7}, r"module.*shape \(64, 4\)"),
+            ({"module__n_features": 7}, r"module.*shape \(\d+, 4\)"),
         ],
         ids=["max_epochs", "batch_size", "input_shape"],
     )

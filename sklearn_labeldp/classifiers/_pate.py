@@ -5,7 +5,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
@@ -74,7 +74,15 @@ def _teacher_votes(teacher, X_part, codes_part, X_queries, fit_params):
     if seen.size == 1:  # many classifiers refuse one class; its vote is that class
         return np.full(X_queries.shape[0], seen[0], dtype=np.intp)
     fitted = clone(teacher).fit(X_part, codes_part, **fit_params)
-    return np.asarray(fitted.predict(X_queries), dtype=np.intp)
+    votes = np.asarray(fitted.predict(X_queries))
+    # One vote per query, a code the teacher was trained on: anything else would
+    # land in another query's histogram and break the sensitivity the noise covers.
+    if votes.shape != (X_queries.shape[0],) or not np.isin(votes, seen).all():
+        raise ValueError(
+            f"the teacher {type(teacher).__name__} predicted values other than the class "
+            "codes it was fitted on; PATE needs a classifier as `estimator`."
+        )
+    return votes.astype(np.intp)
 
 
 def _pate_release(codes, *, X, parts, queries, teachers, fit_params, n_classes, n_jobs, aggregate):
@@ -160,6 +168,9 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         Number of queries ``Q``: an int, at most the number of rows, or a
         fraction in (0, 1) of the rows (at least one). Every query is paid for.
     aggregator : {"lnmax", "gnmax", "confident_gnmax"}, default="confident_gnmax"
+        How the votes are turned into labels (see above): LNMax (pure DP),
+        GNMax, or Confident-GNMax, which leaves queries without a clear
+        majority unlabeled.
     epsilon : float, default=1.0
         Target label-DP epsilon of the fit, > 0.
     delta : float, default=1e-5
@@ -194,14 +205,20 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     answered_labels_ : ndarray of shape (n_answered_,)
         Their noisy labels (entries of ``classes_``): the DP release.
     n_answered_ : int
+        Number of answered queries (all of them for LNMax and GNMax).
     mechanism_params_ : dict
         ``"aggregator"``, ``"n_teachers"``, ``"n_queries"`` and the calibrated
         noise: ``"gamma"`` (LNMax), ``"sigma"`` (GNMax) or ``"sigma1"``,
         ``"sigma2"`` and ``"threshold"`` in votes (Confident-GNMax).
     epsilon_ : float
+        Label-DP epsilon of the fit, at most ``epsilon``.
     delta_ : float
+        ``delta`` for the Gaussian aggregators, 0 for LNMax.
     privacy_spend_ : PrivacySpend
+        A sequential record ``"PATE"`` holding the aggregator's leaf (with its
+        ``rho`` for the Gaussian ones).
     n_features_in_ : int
+        Number of features seen during fit.
 
     References
     ----------
@@ -286,6 +303,12 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
 
     def _check_before_charge(self, X, n_classes, plan, fit_params):
         """Trial-fit a teacher (base template) and the student on label-free targets."""
+        for name, model in (("estimator", self._get_estimator()), ("student", self._get_student())):
+            if not is_classifier(model):
+                raise ValueError(
+                    f"{type(self).__name__}: `{name}` must be a classifier, whose votes or "
+                    f"predictions are class labels; got {type(model).__name__}."
+                )
         super()._check_before_charge(X, n_classes, plan, fit_params)
         student = seed_estimator(clone(self._get_student()), np.random.default_rng(0))
         n_rows = min(

@@ -30,6 +30,11 @@ class VectorApproxClassifier(BaseLabelDPMetaClassifier):
     randomized response, the signal in each coordinate does not shrink as the
     number of classes grows.
 
+    The bit vectors are held densely, one byte per bit, so a fit takes
+    ``n_samples * n_classes`` bytes for them (1 GB for 1e5 examples and 1e4
+    classes); :func:`~sklearn_labeldp.mechanisms.rappor` offers a sparse
+    output for very many classes at large ``epsilon``.
+
     Parameters
     ----------
     estimator : regressor or classifier, default=None
@@ -63,6 +68,9 @@ class VectorApproxClassifier(BaseLabelDPMetaClassifier):
         storing it costs no privacy; used by
         :class:`~sklearn_labeldp.model_selection.PrivateGridSearchCV` with
         ``strategy="post_processing"``).
+    mechanism_params_ : dict
+        The RAPPOR bit probabilities: ``"p_true"`` (``q+``, a label's own
+        coordinate is 1) and ``"p_other"`` (``q-``, any other coordinate is 1).
     epsilon_ : float
     delta_ : float
         Always 0.
@@ -116,7 +124,12 @@ class VectorApproxClassifier(BaseLabelDPMetaClassifier):
             random_state=mechanism_rng,
         )
         model = fit_bit_targets(self._new_estimator(estimator_rng), X, bits, fit_params)
-        return {"estimator_": model, "privatized_bits_": bits}
+        half = np.exp(self.epsilon / 2.0)
+        return {
+            "estimator_": model,
+            "privatized_bits_": bits,
+            "mechanism_params_": {"p_true": half / (1.0 + half), "p_other": 1.0 / (1.0 + half)},
+        }
 
     # ------------------------------------------ reuse by a post-processing search
     def check_target_reuse(self):

@@ -5,9 +5,9 @@ import pickle
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import GridSearchCV
-from sklearn.neighbors import KNeighborsClassifier
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.semi_supervised import LabelSpreading
@@ -154,6 +154,8 @@ def test_spend_matches_the_aggregator(aggregator):
         {"estimator": KNeighborsClassifier(n_neighbors=100)},
         {"aggregator": "median"},
         {"threshold": 1.5},
+        {"estimator": LinearRegression()},
+        {"student": KNeighborsRegressor()},
     ],
 )
 def test_configuration_error_costs_nothing(kw):
