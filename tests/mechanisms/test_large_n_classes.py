@@ -71,3 +71,18 @@ def test_rappor_with_1e5_classes_needs_the_output_and_a_chunk():
     q_minus = 1 / (1 + math.exp(4.0))
     assert abs(sparse.nnz - n * K * q_minus) < 0.05 * n * K * q_minus
     assert peak < 5 * sparse.nnz + 16 * MB
+
+
+def test_rappor_with_1e5_examples_and_1e5_classes_in_bounded_memory():
+    # n = K = 1e5: a dense output alone would take 10 GB. At eps = 16 each vector
+    # holds its label's bit and about K / (1 + e^8) = 34 others, so the CSR output
+    # is some 20 MB and the peak is that plus one chunk's temporaries.
+    n = 100_000
+    y = np.arange(n) % K
+    sparse, peak = traced_peak(
+        lambda: rappor(y, epsilon=16.0, n_classes=K, random_state=0, sparse_output=True)
+    )
+    assert sparse.shape == (n, K)
+    expected = n * (1 / (1 + math.exp(-8.0)) + (K - 1) / (1 + math.exp(8.0)))
+    assert abs(sparse.nnz - expected) < 0.02 * expected
+    assert peak < 5 * sparse.nnz + 16 * MB < n * K / 100
