@@ -29,8 +29,9 @@ class ConvergenceError(ValueError):
 class RowClippingWarning(UserWarning):
     """Many training rows were clipped to the row-norm bound (label DP only).
 
-    Issued by a label-DP fit when more than 5% of the rows of ``X`` have an
-    L2 norm above ``data_norm``. Clipping keeps the privacy
+    Issued by a label-DP fit with a given ``data_norm`` when more than 5% of
+    the rows of ``X`` have an L2 norm above it. Clipping keeps the privacy
     guarantee but shortens those rows, which usually costs accuracy; the
-    default ``"auto"`` bound, the largest row norm, clips nothing.
+    default ``"auto"`` bound, the 99th percentile of the row norms, clips
+    about 1% of the rows and does not warn.
     """

@@ -73,7 +73,7 @@ INSTANCES = [
     ALIBIClassifier(
         LogisticRegression(), epsilon=8.0, noise="gaussian", delta=1e-5, random_state=0
     ),
-    # epsilon=1e6 and the default row bound (the largest row norm: nothing clipped)
+    # epsilon=1e6 and the default row bound (99th percentile of row norms: ~1% clipped)
     # make the linear models nearly the non-private ones. Full DP needs a public
     # bound: data_norm="auto" would read the private features.
     DPLeastSquaresClassifier(epsilon=1e6, random_state=0),

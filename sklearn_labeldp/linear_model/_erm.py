@@ -8,8 +8,8 @@ training of every binary problem is one solver's ``train`` function of the
 label codes, which the estimators call only through ``PrivateLabels.release``.
 
 Feature map (public, label-independent). With ``R = data_norm`` (by default
-``"auto"``, the largest row norm of the training ``X``: free under label DP,
-where the features are public, and warned about under full DP), each row
+``"auto"``, the 99th percentile of the training ``X``'s row norms: free under
+label DP, where the features are public, and warned about under full DP), each row
 ``x`` is first clipped to norm ``R`` (rows inside the ball are unchanged, rows
 outside are scaled down to it by their own norm), then mapped to
 
@@ -209,11 +209,13 @@ class DPLogisticRegression(_BasePrivateERM):
       curvature bound. Noisy matrices get symmetric noise ``(E + E^T) / 2``
       with ``E`` iid. ``max_iter`` and ``tol`` are not used.
 
-    Row-norm bound. ``data_norm="auto"`` (the default) is the largest L2 row
-    norm of the training ``X``, so no row is clipped; under label DP the
-    features are public and this costs no privacy, and ``clipped_fraction_``
-    reports the share of rows a given bound clips (a
-    :class:`~sklearn_labeldp.linear_model.RowClippingWarning` above 5%). Under
+    Row-norm bound. ``data_norm="auto"`` (the default) is the 99th percentile
+    of the L2 row norms of the training ``X``, so about 1% of the rows (the
+    longest) are clipped and a few outlying rows do not inflate the noise;
+    under label DP the features are public and this costs no privacy, and
+    ``clipped_fraction_`` reports the share of rows clipped (a given bound that
+    clips more than 5% warns with a
+    :class:`~sklearn_labeldp.linear_model.RowClippingWarning`). Under
     ``privacy="full"`` pass a public bound: ``"auto"`` reads the private
     features and warns with a
     :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`, and the clipped
@@ -231,7 +233,9 @@ class DPLogisticRegression(_BasePrivateERM):
         n)`` on the mapped rows, ``1 / (C n)`` without intercept.
     data_norm : float or "auto", default="auto"
         Bound on the L2 row norms; rows above it are clipped to it. ``"auto"``:
-        the largest row norm of the training ``X`` (1 if every row is zero).
+        the 99th percentile of the row norms of the training ``X``, which clips
+        about 1% of the rows (the largest row norm if that percentile is 0, 1
+        if every row is zero).
     solver : {"objective", "output", "newton", "fc"}, default="objective"
     privacy : {"label", "full"}, default="label"
         ``"label"``: neighbouring datasets differ in one label. ``"full"``:
@@ -284,8 +288,8 @@ class DPLogisticRegression(_BasePrivateERM):
         released statistic: ``"gradient"``, and ``"hessian"`` or ``"gram"``
         under full DP).
     data_norm_ : float
-        The row-norm bound used (``data_norm``, or the largest row norm for
-        ``"auto"``).
+        The row-norm bound used (``data_norm``, or for ``"auto"`` the 99th
+        percentile of the row norms).
     clipped_fraction_ : float
         Label DP only: the share of training rows of norm above ``data_norm_``
         (by more than rounding), which were clipped. Not set under
@@ -317,7 +321,7 @@ class DPLogisticRegression(_BasePrivateERM):
     >>> clf = DPLogisticRegression(epsilon=1.0, C=10.0, classes=[0, 1],
     ...                            random_state=0).fit(X, y)
     >>> clf.coef_.shape, bool(clf.score(X, y) > 0.8), clf.clipped_fraction_
-    ((1, 5), True, 0.0)
+    ((1, 5), True, 0.01)
     >>> clf.mechanism_params_["epsilon_prime"]  # label DP: the whole epsilon goes to the noise
     1.0
     """
@@ -440,10 +444,11 @@ class DPLinearSVC(_BasePrivateERM):
     the budget already charged) when ``max_iter`` iterations do not get there,
     itself a rare label-dependent event.
 
-    ``data_norm="auto"`` (the default) is the largest row norm of the training
-    ``X``: free under label DP, where ``clipped_fraction_`` reports the share
-    of rows a given bound clips (a
-    :class:`~sklearn_labeldp.linear_model.RowClippingWarning` above 5%); under
+    ``data_norm="auto"`` (the default) is the 99th percentile of the row norms
+    of the training ``X`` (about 1% of the rows clipped): free under label DP,
+    where ``clipped_fraction_`` reports the share of rows clipped (a given bound
+    that clips more than 5% warns with a
+    :class:`~sklearn_labeldp.linear_model.RowClippingWarning`); under
     ``privacy="full"`` it reads the private features and warns with a
     :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`: pass a public
     bound there.
@@ -459,7 +464,9 @@ class DPLinearSVC(_BasePrivateERM):
         ``h`` > 0.
     data_norm : float or "auto", default="auto"
         Bound on the L2 row norms; rows above it are clipped to it. ``"auto"``:
-        the largest row norm of the training ``X`` (1 if every row is zero).
+        the 99th percentile of the row norms of the training ``X``, which clips
+        about 1% of the rows (the largest row norm if that percentile is 0, 1
+        if every row is zero).
     solver : {"objective", "output"}, default="objective"
     privacy : {"label", "full"}, default="label"
         ``"label"``: neighbouring datasets differ in one label; ``"full"``:
@@ -496,8 +503,8 @@ class DPLinearSVC(_BasePrivateERM):
         ``curvature_bound`` (``c``), ``epsilon_prime`` (``eps'``) and
         ``extra_regularization`` (``Delta``).
     data_norm_ : float
-        The row-norm bound used (``data_norm``, or the largest row norm for
-        ``"auto"``).
+        The row-norm bound used (``data_norm``, or for ``"auto"`` the 99th
+        percentile of the row norms).
     clipped_fraction_ : float
         Label DP only: the share of training rows of norm above ``data_norm_``
         (by more than rounding), which were clipped. Not set under

@@ -323,11 +323,13 @@ def test_huge_epsilon_multiclass_agrees():
 @pytest.mark.parametrize("alpha", [0.1, 30.0])
 def test_alpha_is_ridges_alpha(alpha):
     # The "ridge" formulation at a huge epsilon is scikit-learn's Ridge(alpha) on the
-    # one-hot targets (rows inside the bound, no intercept: the design is X itself). The
-    # Gaussian noise at epsilon = 1e9 still has std ~1e-4 on X^T Y (sums of order 100).
+    # one-hot targets (rows inside the bound, the largest row norm, rather than "auto",
+    # which clips the longest 1%; no intercept: the design is X itself). The Gaussian noise
+    # at epsilon = 1e9 still has std ~1e-4 on X^T Y (sums of order 100).
     X, y = make_classification(300, 5, n_informative=5, n_redundant=0, n_classes=3,
                                random_state=0)
     clf = DPLeastSquaresClassifier(epsilon=1e9, formulation="ridge", alpha=alpha,
+                                   data_norm=np.linalg.norm(X, axis=1).max(),
                                    fit_intercept=False, classes=[0, 1, 2],
                                    random_state=0).fit(X, y)
     ridge = Ridge(alpha=alpha, fit_intercept=False).fit(X, np.eye(3)[y])

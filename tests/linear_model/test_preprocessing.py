@@ -14,7 +14,12 @@ from sklearn_labeldp.linear_model import (
     DPLogisticRegression,
     RowClippingWarning,
 )
-from sklearn_labeldp.linear_model._preprocessing import plan_row_bound, row_norms
+from sklearn_labeldp.linear_model._preprocessing import (
+    AUTO_QUANTILE,
+    clip_rows,
+    plan_row_bound,
+    row_norms,
+)
 
 # Every solver family once; all of them call the bound data_norm.
 ESTIMATORS = [
@@ -43,17 +48,21 @@ def _fit_quietly(estimator, X, y):
 
 
 @pytest.mark.parametrize("make", ESTIMATORS, ids=IDS)
-def test_auto_is_the_default_and_the_largest_row_norm(make):
-    X, y = _data(n_long=30)
+def test_auto_is_the_default_and_the_99th_percentile_of_the_row_norms(make):
+    # 198 rows of norm 1 and 2 of norm 3: the 99th percentile of 200 norms lies 0.01 of
+    # the way from the 198th to the 199th smallest, 1 + 0.01 (3 - 1) = 1.02, so the 2
+    # long rows (1%) are clipped, without a warning.
+    X, y = _data(n_long=2)
     clf = _fit_quietly(make(classes=[0, 1], random_state=0), X, y)
     assert clf.get_params()["data_norm"] == "auto"
-    assert clf.data_norm_ == row_norms(X).max() == pytest.approx(3.0)
-    assert clf.clipped_fraction_ == 0.0
-    given = make(classes=[0, 1], random_state=0, data_norm=row_norms(X).max()).fit(X, y)
+    assert AUTO_QUANTILE == 0.99
+    assert clf.data_norm_ == np.quantile(row_norms(X), 0.99) == pytest.approx(1.02)
+    assert clf.clipped_fraction_ == 0.01
+    given = make(classes=[0, 1], random_state=0, data_norm=clf.data_norm_).fit(X, y)
     np.testing.assert_array_equal(clf.coef_, given.coef_)
     # Sparse input finds the same bound.
     assert make(classes=[0, 1], random_state=0).fit(sp.csr_matrix(X), y).data_norm_ == (
-        pytest.approx(3.0, rel=1e-15))
+        pytest.approx(1.02, rel=1e-14))
 
 
 @pytest.mark.parametrize("make", ESTIMATORS, ids=IDS)
@@ -75,10 +84,11 @@ def test_given_bound_reports_the_clipped_fraction(make):
 @pytest.mark.parametrize("make", ESTIMATORS, ids=IDS)
 def test_full_dp_auto_warns_that_it_reads_private_features(make):
     X, y = _data(n_long=30)
-    with pytest.warns(PrivacyLeakWarning, match="data_norm='auto'.*private features") as record:
+    match = "data_norm='auto'.*quantile of the private features' row norms"
+    with pytest.warns(PrivacyLeakWarning, match=match) as record:
         clf = make(privacy="full", classes=[0, 1], random_state=0).fit(X, y)
     assert [w.filename for w in record] == [__file__]
-    assert clf.data_norm_ == pytest.approx(3.0)
+    assert clf.data_norm_ == np.quantile(row_norms(X), 0.99) == pytest.approx(3.0)
     assert not hasattr(clf, "clipped_fraction_")
 
 
@@ -112,11 +122,52 @@ def test_rows_rounded_a_hair_above_the_bound_do_not_count_as_clipped():
     assert attributes["clipped_fraction_"] == 0.1
 
 
+@pytest.mark.parametrize("n_typical", [9, 199])
+def test_auto_bound_is_the_quantile_and_clips_an_outlier_without_warning(n_typical):
+    # Typical rows of norm about 1 and one outlier of norm 100 (the last row). With 10
+    # rows the one clipped row is 10% of them, above the 5% threshold of a given bound:
+    # "auto" still does not warn, since clipping its top 1% is what it is for.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(n_typical + 1, 5)) / np.sqrt(5)
+    X[-1] *= 100.0 / np.linalg.norm(X[-1])
+    norms = row_norms(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bound, attributes = plan_row_bound(X, "auto", privacy="label")
+        sparse_bound, _ = plan_row_bound(sp.csr_matrix(X), "auto", privacy="label")
+    assert bound == attributes["data_norm_"] == np.quantile(norms, 0.99)
+    assert sparse_bound == pytest.approx(bound, rel=1e-14)
+    assert bound < 100.0
+    assert attributes["clipped_fraction_"] == np.mean(norms > bound) > 0
+    assert row_norms(clip_rows(X, bound))[-1] == pytest.approx(bound)  # the outlier, clipped
+    if n_typical == 199:
+        # The outlier's norm does not enter: the bound lies between the 198th and 199th
+        # smallest norms, both typical; the 2 rows above it (1%) are clipped.
+        assert np.sort(norms)[197] <= bound <= np.sort(norms)[198] < 3.0
+        assert attributes["clipped_fraction_"] == 0.01
+    # The same share from a given bound warns when above 5% (10 rows: 10%).
+    if n_typical == 9:
+        with pytest.warns(RowClippingWarning, match=r"10\.0% .*'auto' \(the 99th percentile"):
+            plan_row_bound(X, bound, privacy="label")
+
+
 def test_plan_row_bound_of_zero_rows_is_one():
     X = np.zeros((3, 2))
     assert plan_row_bound(X, "auto", privacy="label") == (
         1.0, {"data_norm_": 1.0, "clipped_fraction_": 0.0})
+    assert plan_row_bound(sp.csr_matrix(X), "auto", privacy="label") == (
+        1.0, {"data_norm_": 1.0, "clipped_fraction_": 0.0})
     assert plan_row_bound(X, 0.5, privacy="full") == (0.5, {"data_norm_": 0.5})
+
+
+def test_auto_falls_back_to_the_largest_norm_when_the_percentile_is_zero():
+    # 199 zero rows and one of norm 5: the 99th percentile is 0, so the bound is the
+    # largest norm and nothing is clipped.
+    X = np.zeros((200, 2))
+    X[7] = [3.0, 4.0]
+    for features in (X, sp.csr_matrix(X)):
+        assert plan_row_bound(features, "auto", privacy="label") == (
+            5.0, {"data_norm_": 5.0, "clipped_fraction_": 0.0})
 
 
 def test_row_norms_dense_and_sparse():
