@@ -159,9 +159,9 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         FixMatch: PATE-FM, Malek et al. 2021), which is then called instead of
         ``fit``, or when it is a ``SelfTrainingClassifier``,
         ``LabelPropagation`` or ``LabelSpreading``, or a ``Pipeline`` ending
-        in one. When every answered query got the same label, a non
-        semi-supervised student is replaced, with a warning, by a
-        ``DummyClassifier`` predicting that label.
+        in one. When every answered query got the same label, the student is
+        replaced, with a warning, by a ``DummyClassifier`` predicting that
+        label (most classifiers, and FixMatch, need two classes).
     n_teachers : int, default=10
         Number of teachers (disjoint parts), at most the number of rows.
     n_queries : int or float, default=0.1
@@ -408,7 +408,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
                 "lower `threshold`, or raise `epsilon`, `n_queries` or `n_teachers`."
             )
         student = seed_estimator(clone(self._get_student()), estimator_rng)
-        if np.unique(answers[answered]).size == 1 and not _is_semi_supervised(student):
+        if np.unique(answers[answered]).size == 1:
             # Most classifiers refuse a single class; the answers then say only that.
             warnings.warn(
                 f"{type(self).__name__}: every answered query got the same label, so the "

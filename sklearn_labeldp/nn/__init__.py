@@ -5,7 +5,9 @@ and needs the ``torch`` extra; the rest of :mod:`sklearn_labeldp` never imports
 torch. :class:`LabelDPNetClassifier` is a scikit-learn classifier that the
 label-DP meta-estimators wrap: it trains one network on hard labels
 (``fit``), soft labels (``fit_soft``, with ALIBI's per-epoch refresh through
-:class:`TargetRefresh`) or bit vectors (``fit_bits``).
+:class:`TargetRefresh`), bit vectors (``fit_bits``), or partly labeled data
+with FixMatch (``fit_semi``, whose default image augmentations are
+:func:`weak_augment` and :func:`strong_augment`).
 """
 
 try:
@@ -17,6 +19,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         'install them with: pip install "sklearn-labeldp[torch]"'
     ) from exc
 
+from ._augment import strong_augment, weak_augment
 from ._callbacks import TargetRefresh, WarmupLinearDecay
 from ._losses import SoftCrossEntropyLoss, soft_cross_entropy
 from ._net import LabelDPNetClassifier
@@ -31,4 +34,6 @@ __all__ = [
     "TargetRefresh",
     "WarmupLinearDecay",
     "soft_cross_entropy",
+    "strong_augment",
+    "weak_augment",
 ]

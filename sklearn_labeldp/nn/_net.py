@@ -1,4 +1,7 @@
-"""A skorch classifier that learns hard labels, soft labels or bit vectors."""
+"""A skorch classifier that learns hard labels, soft labels or bit vectors.
+
+It also learns from partly labeled data with FixMatch (``fit_semi``).
+"""
 
 import inspect
 from collections.abc import Mapping
@@ -26,6 +29,7 @@ from skorch.utils import is_dataset, to_tensor
 from torch import nn
 from torch.utils.data import DataLoader
 
+from ._augment import check_image_shape, resolve_image_shape, strong_augment, weak_augment
 from ._callbacks import TargetRefresh, check_soft_targets
 from ._losses import SoftCrossEntropyLoss
 
@@ -188,6 +192,70 @@ class _ArrayBatches:
             start = stop
 
 
+_FIXMATCH_KEYS = ("loss_x", "loss_u", "mask_rate")
+
+
+def fixmatch_unlabeled_loss(weak_logits, strong_logits, threshold):
+    """FixMatch's unlabeled loss and its confidence mask.
+
+    The pseudo-label of a row is the argmax of ``softmax(weak_logits)``; the
+    row counts when that probability is at least ``threshold``. The loss is
+    the sum over counted rows of the cross-entropy of ``strong_logits``
+    against their pseudo-labels, divided by the number of rows (all of them,
+    counted or not), as in Sohn et al. (2020), Eq. (4).
+
+    Returns
+    -------
+    loss : scalar tensor
+    mask : float tensor of shape (n,), 1 for the counted rows
+    """
+    weak_logits = weak_logits.detach()
+    confidence, pseudo_labels = torch.softmax(weak_logits, dim=1).max(dim=1)
+    mask = (confidence >= threshold).to(strong_logits.dtype)
+    per_row = nn.functional.cross_entropy(strong_logits, pseudo_labels, reduction="none")
+    return (per_row * mask).mean(), mask
+
+
+class _FixMatchStream:
+    """The unlabeled rows of one :meth:`LabelDPNetClassifier.fit_semi` and its generators.
+
+    Unlabeled batches cycle through the pool, each pass in a fresh random
+    order. Three generators, seeded from the fit's seed, draw the orders, the
+    labeled rows' augmentations and the unlabeled rows' augmentations, so the
+    labeled stream does not depend on the unlabeled one.
+    """
+
+    def __init__(self, pool, *, weak, strong, seed, device):
+        self.pool = pool
+        self.n_unlabeled = len(pool)
+        self.weak = weak
+        self.strong = strong
+        self.device = device
+        seeds = np.random.SeedSequence([seed, 2]).generate_state(3, dtype=np.uint64)
+        order_seed, labeled_seed, unlabeled_seed = (int(s) for s in seeds)
+        self.order_generator = torch.Generator(device=pool.device).manual_seed(order_seed)
+        self.labeled_generator = torch.Generator(device=device).manual_seed(labeled_seed)
+        self.unlabeled_generator = torch.Generator(device=device).manual_seed(unlabeled_seed)
+        self._order = None
+        self._position = self.n_unlabeled
+
+    def next_batch(self, size):
+        """The next ``size`` unlabeled rows (repeating the pool when ``size`` exceeds it)."""
+        parts = []
+        while size > 0:
+            if self._position == self.n_unlabeled:
+                self._order = torch.randperm(
+                    self.n_unlabeled, generator=self.order_generator, device=self.pool.device
+                )
+                self._position = 0
+            take = min(size, self.n_unlabeled - self._position)
+            parts.append(self._order[self._position : self._position + take])
+            self._position += take
+            size -= take
+        index = parts[0] if len(parts) == 1 else torch.cat(parts)
+        return self.pool[index].to(self.device)
+
+
 class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
     """A PyTorch network trained on hard labels, soft labels or bit vectors.
 
@@ -204,7 +272,10 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
       :class:`~sklearn_labeldp.nn.TargetRefresh` callback;
     - :meth:`fit_bits` ``(X, bits)``: K {0, 1} columns (vector approximation),
       one sigmoid output each and binary cross-entropy; :meth:`predict_proba`
-      then returns the K sigmoids, whose rows need not sum to one.
+      then returns the K sigmoids, whose rows need not sum to one;
+    - :meth:`fit_semi` ``(X, y)``: hard labels with ``-1`` for unlabeled rows,
+      FixMatch semi-supervised training [5]_ (PATE's student in PATE-FM [1]_);
+      ``classes_`` are the sorted labels other than ``-1``.
 
     The number of outputs is passed to the module as ``module__n_outputs`` at
     fit time (number of classes or bit columns) unless set by the user or the
@@ -233,13 +304,49 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         weight ``lambda ~ Beta(mixup_alpha, mixup_alpha)`` drawn per batch
         (mixup; hard labels are one-hot encoded first, bits become soft BCE
         targets). Prediction is unaffected. 0 disables it.
+    fixmatch_threshold : float in [0, 1], default=0.95
+        :meth:`fit_semi` only: FixMatch's confidence threshold tau. An
+        unlabeled row contributes to the loss when the predicted probability
+        of its most likely class, on its weakly augmented copy, is at least
+        tau (0: every row; 1: only rows predicted with probability 1).
+    unlabeled_weight : float >= 0, default=1.0
+        :meth:`fit_semi` only: FixMatch's lambda_u, the weight of the
+        unlabeled loss (0 leaves the labeled loss alone to drive training).
+    unlabeled_ratio : int >= 1, default=7
+        :meth:`fit_semi` only: FixMatch's mu, the number of unlabeled rows per
+        labeled row in a step (unlabeled batch size = mu times the labeled
+        batch's size).
+    weak_augment : callable or None, default=None
+        :meth:`fit_semi` only: ``weak_augment(batch, generator) -> batch``,
+        applied to the labeled batches and to the unlabeled copies that are
+        pseudo-labeled. ``batch`` is a float tensor of rows shaped like ``X``'s,
+        on the training device, and ``generator`` a :class:`torch.Generator`
+        on that device, seeded from ``random_state``, that should be the source
+        of every random draw; it must return a tensor of the same shape, dtype
+        and device. None: random horizontal flip and translation by up to
+        12.5% of the side (:func:`~sklearn_labeldp.nn.weak_augment`), which
+        needs images (see ``image_shape``). For tabular data pass your own,
+        e.g. ``lambda x, g: x + 0.05 * torch.randn(x.shape, generator=g,
+        device=x.device)``.
+    strong_augment : callable or None, default=None
+        :meth:`fit_semi` only: the strong augmentation of the unlabeled rows
+        that learn from the pseudo-labels, with the same contract. None: the
+        weak one, then two RandAugment-style operations per image and Cutout
+        (:func:`~sklearn_labeldp.nn.strong_augment`).
+    image_shape : tuple (C, H, W) or None, default=None
+        :meth:`fit_semi` only: the image shape the default augmentations
+        reshape each row to. None infers it: 4-d ``X`` gives its own, a flat
+        ``X`` of ``d`` features, ``d`` a perfect square, gives
+        ``(1, sqrt(d), sqrt(d))``; otherwise the default augmentations raise a
+        ``ValueError``. Custom callables ignore it.
     device : str, torch.device or None, default="auto"
         ``"auto"`` means ``"cuda"`` when available, else ``"cpu"``; anything
         else is a torch device this machine has (None: skorch's "do not
         move"). The fitted ``device_`` says which was used.
     random_state : None, int, numpy.random.Generator or RandomState, default=None
-        Seeds the module's initialisation, the shuffling, dropout and the mixup
-        draws of each fit, without changing the global torch RNG state. An int
+        Seeds the module's initialisation, the shuffling, dropout, the mixup
+        draws and the :meth:`fit_semi` augmentations and unlabeled batches of
+        each fit, without changing the global torch RNG state. An int
         in ``[0, 2**63)`` makes fits on CPU reproducible; a generator gives a
         63-bit seed drawn from its stream (which advances); None draws fresh
         entropy every fit. Changing it on a fitted net changes nothing fitted.
@@ -259,12 +366,13 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
     Attributes
     ----------
     classes_ : ndarray of shape (n_outputs,)
-        The labels for :meth:`fit`, ``arange(K)`` for :meth:`fit_soft` and
-        :meth:`fit_bits`.
+        The labels for :meth:`fit` (other than ``-1`` for :meth:`fit_semi`),
+        ``arange(K)`` for :meth:`fit_soft` and :meth:`fit_bits`.
     n_outputs_ : int
         Number of logits the module returns.
     target_kind_ : {"hard", "soft", "bits"}
-        Which ``fit*`` method trained the network last.
+        The kind of target the network learned last (``"hard"`` for
+        :meth:`fit`, :meth:`partial_fit` and :meth:`fit_semi`).
     device_ : str or torch.device
         The device the network was trained on.
     n_features_in_ : int
@@ -280,6 +388,14 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
     in evaluation mode on two rows of ``X``: a module that cannot take ``X``, or
     returns other than one logit per class or bit column, raises a
     ``ValueError`` naming ``module`` before the first training step.
+    :meth:`fit_semi` also runs both augmentations on those two rows before
+    initialising the module: an image shape that cannot be inferred, or a
+    callable that fails or changes the shape, dtype or device, raises a
+    ``ValueError`` naming ``image_shape``, ``weak_augment`` or
+    ``strong_augment``. Its history records, per batch and per epoch, the
+    labeled and unlabeled losses and the fraction of unlabeled rows above the
+    threshold (``train_loss_x``, ``train_loss_u``, ``train_mask_rate``)
+    besides ``train_loss``, their weighted sum.
 
     A net pickled on a device that the loading machine lacks (``"cuda"`` on a
     CPU-only machine) loads on the CPU, as skorch does, with a ``DeviceWarning``;
@@ -298,7 +414,7 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
     ----------
     .. [1] Malek, M., Mironov, I., Prasad, K., Shilov, I. and Tramer, F.
        "Antipodes of label differential privacy: PATE and ALIBI", NeurIPS 2021
-       (soft labels refreshed every epoch).
+       (soft labels refreshed every epoch; PATE-FM's FixMatch student).
     .. [2] Zhao, P., Fan, R., Wu, H., Li, Q., Wu, J. and Liu, Z. "Enhancing
        learning with label differential privacy by vector approximation",
        arXiv:2405.15150, 2024 (ICLR 2025), Section 4.3 (one network with K
@@ -307,6 +423,9 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
        "Deep learning with label differential privacy", NeurIPS 2021 (mixup).
     .. [4] Zhang, H., Cisse, M., Dauphin, Y. N. and Lopez-Paz, D. "mixup:
        Beyond empirical risk minimization", ICLR 2018.
+    .. [5] Sohn, K., Berthelot, D., Li, C.-L., Zhang, Z., Carlini, N., Cubuk,
+       E. D., Kurakin, A., Zhang, H. and Raffel, C. "FixMatch: Simplifying
+       semi-supervised learning with consistency and confidence", NeurIPS 2020.
 
     Examples
     --------
@@ -323,6 +442,9 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
     >>> soft[np.arange(500), y[:500]] = 0.55
     >>> net.fit_soft(X[:500] / 16, soft).classes_
     array([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    >>> semi = np.where(np.arange(500) % 5 == 0, y[:500], -1)  # -1: unlabeled
+    >>> net.fit_semi(X[:500] / 16, semi).history[-1]["train_mask_rate"] <= 1
+    True
     """
 
     # Checked by _check_params at the start of every fit (skorch's own
@@ -333,6 +455,12 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         "batch_size": [Interval(Integral, 1, None, closed="left"), Options(Integral, {-1})],
         "lr": [Interval(Real, 0, None, closed="left")],
         "mixup_alpha": [Interval(Real, 0, None, closed="left")],
+        "fixmatch_threshold": [Interval(Real, 0, 1, closed="both")],
+        "unlabeled_weight": [Interval(Real, 0, None, closed="left")],
+        "unlabeled_ratio": [Interval(Integral, 1, None, closed="left")],
+        "weak_augment": [callable, None],
+        "strong_augment": [callable, None],
+        "image_shape": "no_validation",  # None or (C, H, W): check_image_shape
         "device": "no_validation",  # against this machine's devices: _check_device_available
         "random_state": [
             None,
@@ -353,6 +481,12 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         lr=0.01,
         optimizer=torch.optim.SGD,
         mixup_alpha=0.0,
+        fixmatch_threshold=0.95,
+        unlabeled_weight=1.0,
+        unlabeled_ratio=7,
+        weak_augment=None,
+        strong_augment=None,
+        image_shape=None,
         device="auto",
         random_state=None,
         warm_start=False,
@@ -373,6 +507,12 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
             **kwargs,
         )
         self.mixup_alpha = mixup_alpha
+        self.fixmatch_threshold = fixmatch_threshold
+        self.unlabeled_weight = unlabeled_weight
+        self.unlabeled_ratio = unlabeled_ratio
+        self.weak_augment = weak_augment
+        self.strong_augment = strong_augment
+        self.image_shape = image_shape
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fitting
@@ -498,8 +638,83 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         classes = np.arange(bits.shape[1])
         return self._fit(X, bits.astype(np.float32), "bits", classes, **fit_params)
 
+    def fit_semi(self, X, y, **fit_params):
+        """Semi-supervised training with FixMatch; ``-1`` in ``y`` marks an unlabeled row.
+
+        Every step draws a mini-batch of labeled rows, weakly augmented, and
+        ``unlabeled_ratio`` times as many unlabeled rows, cycled through in a
+        fresh random order. The loss is the labeled cross-entropy plus
+        ``unlabeled_weight`` times the unlabeled one: each unlabeled row whose
+        weakly augmented copy the network classifies with probability at least
+        ``fixmatch_threshold`` (computed without gradient) takes that class as
+        pseudo-label for its strongly augmented copy; the others add 0, and
+        the sum is divided by the whole unlabeled batch size. An epoch is one
+        pass over the labeled rows. Without unlabeled rows this is :meth:`fit`
+        on weakly augmented inputs. The labeled, weak unlabeled and strong
+        unlabeled batches each get their own forward pass in training mode
+        (FixMatch's code concatenates them into one, which differs only for
+        BatchNorm, whose statistics here come from each batch separately).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, C, H, W)
+            Labeled and unlabeled inputs alike.
+        y : array-like of shape (n_samples,)
+            Labels, ``-1`` for an unlabeled row (scikit-learn's
+            semi-supervised convention, so ``-1`` cannot be a class); ints, or
+            an object array mixing labels and ``-1``; a string array is
+            refused. ``classes_`` becomes the sorted distinct labels other
+            than ``-1``, at least two.
+        **fit_params : dict
+            Passed to the module's ``forward``.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        if is_dataset(X):
+            raise TypeError(
+                "fit_semi needs X as an array or tensor, to split labeled from unlabeled rows; "
+                "got a Dataset."
+            )
+        y = column_or_1d(y, warn=True)
+        check_consistent_length(X, y)
+        if y.dtype.kind in "USV":
+            raise ValueError(
+                f"y has dtype {y.dtype}: fit_semi marks unlabeled rows by -1, so string "
+                "labels need an object array with -1 for the unlabeled rows."
+            )
+        unlabeled = np.asarray(y == -1, dtype=bool)
+        if unlabeled.shape != y.shape:  # an object array whose == did not broadcast
+            unlabeled = np.array([label == -1 for label in y], dtype=bool)
+        if unlabeled.all():
+            raise ValueError("fit_semi needs labeled rows: every entry of y is -1 (unlabeled).")
+        labels = y[~unlabeled]
+        check_classification_targets(labels)
+        classes, encoded = np.unique(labels, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(
+                f"the labeled rows of y (y != -1) need at least 2 classes; got {len(classes)}."
+            )
+        X = self._validate_X(X, reset=True)
+        mask = torch.from_numpy(unlabeled) if isinstance(X, torch.Tensor) else unlabeled
+        pool = X[mask]
+        return self._fit(
+            X[~mask], encoded.astype(np.int64), "hard", classes, unlabeled=pool, **fit_params
+        )
+
     def _fit(
-        self, X, targets, kind, classes, *, refresh=None, continue_training=False, **fit_params
+        self,
+        X,
+        targets,
+        kind,
+        classes,
+        *,
+        refresh=None,
+        unlabeled=None,
+        continue_training=False,
+        **fit_params,
     ):
         n_outputs = len(classes)
         warm = (
@@ -524,11 +739,16 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
                 self.device_ = device
                 # numpy draws lambda; torch (seeded above) draws the permutations.
                 self._mixup_rng_ = np.random.default_rng([seed, 1])
+                semi = None
+                if unlabeled is not None:
+                    # Image shape and augmentation checks, before any initialisation.
+                    semi = self._fixmatch_state(X, unlabeled, seed, device)
                 if not warm:
                     self.initialize()
                 elif kind != previous_kind:
                     self._initialize_criterion()
                 self._check_forward(X, kind, **fit_params)
+                self._fixmatch_ = semi
                 callback = None
                 if refresh is not None:
                     callback = TargetRefresh(refresh).initialize()
@@ -540,11 +760,63 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
                         # The callback holds the caller's closure: do not keep (or pickle) it.
                         self.callbacks_ = [(n, c) for n, c in self.callbacks_ if c is not callback]
                     self._mixup_rng_ = None
+                    self._fixmatch_ = None
         except BaseException:
             if not warm:
                 self._forget_fit()
             raise
         return self
+
+    def _fixmatch_state(self, X, pool, seed, device):
+        """Check the augmentations on two rows of ``X`` and set up the unlabeled stream."""
+        if device is not None:
+            compute_device = torch.device(device)
+        elif isinstance(X, torch.Tensor):
+            compute_device = X.device
+        else:
+            compute_device = torch.device("cpu")
+        augment = {"weak_augment": self.weak_augment, "strong_augment": self.strong_augment}
+        if None in augment.values():
+            shape = resolve_image_shape(X.shape[1:], self.image_shape)
+            defaults = {"weak_augment": weak_augment, "strong_augment": strong_augment}
+            for name, function in augment.items():
+                if function is None:
+                    augment[name] = partial(defaults[name], image_shape=shape)
+        rows = _as_tensor(X[:2], float32=True).to(compute_device)
+        for name, function in augment.items():
+            generator = torch.Generator(device=compute_device).manual_seed(0)
+            try:
+                out = function(rows.clone(), generator)
+            except Exception as exc:
+                raise ValueError(
+                    f"{name} failed on {len(rows)} row(s) of X of shape {tuple(rows.shape)} "
+                    f"with a torch.Generator on {compute_device}: {type(exc).__name__}: {exc}"
+                ) from exc
+            if (
+                not isinstance(out, torch.Tensor)
+                or out.shape != rows.shape
+                or out.dtype != rows.dtype
+                or out.device != rows.device
+            ):
+                got = (
+                    f"{type(out).__name__} {tuple(out.shape)} {out.dtype} on {out.device}"
+                    if isinstance(out, torch.Tensor)
+                    else type(out).__name__
+                )
+                raise ValueError(
+                    f"{name} must return a tensor of the shape, dtype and device of its input "
+                    f"({tuple(rows.shape)} {rows.dtype} on {rows.device}); got {got}."
+                )
+        pool = _as_tensor(pool, float32=True)
+        if device is not None and pool.nbytes <= _STAGE_LIMIT_BYTES:
+            pool = pool.to(device)
+        return _FixMatchStream(
+            pool,
+            weak=augment["weak_augment"],
+            strong=augment["strong_augment"],
+            seed=seed,
+            device=compute_device,
+        )
 
     def _forget_fit(self):
         for name in _FITTED_ATTRIBUTES:
@@ -558,6 +830,8 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
             {name: getattr(self, name) for name in self._parameter_constraints},
             caller_name=type(self).__name__,
         )
+        if self.image_shape is not None:
+            check_image_shape(self.image_shape)
         _check_device_available(self.device)
 
     def _check_forward(self, X, kind, **fit_params):
@@ -690,30 +964,75 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
             super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
             return
         key = prefix + "_loss"
-        rows, losses = [], []
+        rows, losses, sizes = [], [], []
+        extras = {name: [] for name in _FIXMATCH_KEYS}
         for batch in iterator:
             self.notify("on_batch_begin", batch=batch, training=training)
             step = step_fn(batch, **fit_params)
             row = self.history[-1]["batches"][-1]
-            row[prefix + "_batch_size"] = get_len(batch[0])
+            sizes.append(get_len(batch[0]))
+            row[prefix + "_batch_size"] = sizes[-1]
             rows.append(row)
             losses.append(step["loss"].detach())
+            for name, values in extras.items():
+                if name in step:
+                    values.append(step[name])
             self.notify("on_batch_end", batch=batch, training=training, **step)
         if losses:
             for row, value in zip(rows, torch.stack(losses).tolist(), strict=True):
                 row[key] = value
+        for name, values in extras.items():
+            # FixMatch's loss terms and mask rate: per batch, and their epoch mean
+            # weighted like skorch's train_loss.
+            if values and len(values) == len(rows):
+                values = torch.stack(values).tolist()
+                for row, value in zip(rows, values, strict=True):
+                    row[f"{prefix}_{name}"] = value
+                mean = float(np.average(values, weights=sizes))
+                self.history.record(f"{prefix}_{name}", mean)
         self.history.record(prefix + "_batch_count", len(rows))
 
     def train_step_single(self, batch, **fit_params):
-        """skorch's training step, with mixup of the batch when ``mixup_alpha > 0``."""
+        """skorch's training step, with mixup of the batch when ``mixup_alpha > 0``.
+
+        Within :meth:`fit_semi`, the FixMatch step: the batch is weakly
+        augmented, and an unlabeled batch adds its masked pseudo-label loss.
+        """
         self._set_training(True)
         Xi, yi = unpack_data(batch)
+        semi = getattr(self, "_fixmatch_", None)
+        if semi is not None:
+            return self._fixmatch_step(semi, Xi, yi, **fit_params)
         if self.mixup_alpha > 0:
             Xi, yi = self._mixup(Xi, yi)
         y_pred = self.infer(Xi, **fit_params)
         loss = self.get_loss(y_pred, yi, X=Xi, training=True)
         loss.backward()
         return {"loss": loss, "y_pred": y_pred}
+
+    def _fixmatch_step(self, semi, Xi, yi, **fit_params):
+        if not isinstance(Xi, torch.Tensor):
+            raise TypeError("fit_semi needs tensor batches; got " + type(Xi).__name__)
+        Xi = semi.weak(Xi.to(semi.device), semi.labeled_generator)
+        if self.mixup_alpha > 0:
+            Xi, yi = self._mixup(Xi, yi)
+        y_pred = self.infer(Xi, **fit_params)
+        loss = loss_x = self.get_loss(y_pred, yi, X=Xi, training=True)
+        step = {"y_pred": y_pred}
+        if semi.n_unlabeled:
+            u = semi.next_batch(self.unlabeled_ratio * len(Xi))
+            generator = semi.unlabeled_generator
+            with torch.no_grad():
+                weak_logits = self.infer(semi.weak(u, generator), **fit_params)
+            strong_logits = self.infer(semi.strong(u, generator), **fit_params)
+            loss_u, mask = fixmatch_unlabeled_loss(
+                weak_logits, strong_logits, self.fixmatch_threshold
+            )
+            loss = loss_x + self.unlabeled_weight * loss_u
+            step.update(loss_x=loss_x.detach(), loss_u=loss_u.detach(), mask_rate=mask.mean())
+        loss.backward()
+        step["loss"] = loss
+        return step
 
     def _mixup(self, Xi, yi):
         if not isinstance(Xi, torch.Tensor):
