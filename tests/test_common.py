@@ -175,7 +175,7 @@ EXPECTED_FAILURES = {
 if HAS_TORCH:
     import torch
 
-    from sklearn_labeldp.nn import LabelDPNetClassifier
+    from sklearn_labeldp.nn import DPSGDClassifier, LabelDPNetClassifier
 
     class TinyMLP(torch.nn.Module):
         """Two layers; the first infers its width, as the checks vary n_features."""
@@ -197,6 +197,9 @@ if HAS_TORCH:
         RRWithPriorClassifier(tiny_net(), epsilon=8.0, random_state=0),
         VectorApproxClassifier(tiny_net(), epsilon=8.0, random_state=0),
         ALIBIClassifier(tiny_net(), epsilon=8.0, random_state=0),
+        # A large epsilon (little noise) and a loose clipping norm: the checks that
+        # demand a good training accuracy test the plumbing.
+        DPSGDClassifier(tiny_net(), epsilon=1e3, max_grad_norm=10.0, random_state=0),
     ]
     EXPECTED_FAILURES[LabelDPNetClassifier] = {
         "check_no_attributes_set_in_init": (

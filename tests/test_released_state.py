@@ -206,6 +206,8 @@ CASES = {
 _NOT_ATTACKED = {
     "NormalizedRandomFourierFeatures": "a transformer that never sees a label",
     "LabelDPNetClassifier": "not private by itself; attacked inside a meta-estimator (rr_net)",
+    "DPSGDClassifier": "its release is network weights: tests/nn/test_dp_sgd.py checks that "
+    "seeded fits replay and unseeded ones keep nothing derived",
 }
 
 

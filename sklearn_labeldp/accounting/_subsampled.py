@@ -11,6 +11,7 @@ the ``accounting`` extra.
 """
 
 import functools
+import logging
 import math
 from numbers import Integral, Real
 
@@ -72,7 +73,15 @@ def _accountant(method):
 def _epsilon(noise_multiplier, sample_rate, steps, delta, method):
     """The conversion on validated inputs (cached: spend records check their epsilon)."""
     event = _dp_event(noise_multiplier, sample_rate, steps)
-    return max(0.0, float(_accountant(method).compose(event).get_epsilon(delta)))
+    # dp-accounting logs a warning for each fractional Renyi order whose series it
+    # cannot sum; it leaves that order out of the minimum, which stays a valid bound.
+    absl = logging.getLogger("absl")
+    level = absl.level
+    absl.setLevel(logging.ERROR)
+    try:
+        return max(0.0, float(_accountant(method).compose(event).get_epsilon(delta)))
+    finally:
+        absl.setLevel(level)
 
 
 def subsampled_gaussian_epsilon(noise_multiplier, sample_rate, steps, delta, method="rdp"):

@@ -21,13 +21,16 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from ._augment import strong_augment, weak_augment
 from ._callbacks import TargetRefresh, WarmupLinearDecay
+from ._dp_sgd import DPSGDClassifier
 from ._losses import SoftCrossEntropyLoss, soft_cross_entropy
 from ._net import LabelDPNetClassifier
-from ._networks import FashionCNN, PreActBlock, PreActResNet18
+from ._networks import MLP, FashionCNN, PreActBlock, PreActResNet18
 
 __all__ = [
+    "DPSGDClassifier",
     "FashionCNN",
     "LabelDPNetClassifier",
+    "MLP",
     "PreActBlock",
     "PreActResNet18",
     "SoftCrossEntropyLoss",

@@ -4,6 +4,7 @@ It also learns from partly labeled data with FixMatch (``fit_semi``).
 """
 
 import inspect
+import warnings
 from collections.abc import Mapping
 from contextlib import contextmanager
 from functools import partial
@@ -542,6 +543,20 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         X = self._validate_X(X, reset=True)
         return self._fit(X, encoded.astype(np.int64), "hard", classes, **fit_params)
 
+    def _fit_dp_sgd(self, X, codes, n_classes, training):
+        """Train on label codes ``0..n_classes-1`` with DP-SGD (``training``'s state).
+
+        Used by :class:`~sklearn_labeldp.nn.DPSGDClassifier`, which accounts for
+        the run; every class is an output, whether or not it occurs in ``codes``.
+        """
+        self._check_params()
+        X = self._validate_X(X, reset=True)
+        codes = np.asarray(codes, dtype=np.int64)
+        with warnings.catch_warnings():
+            # Opacus's hooks on a first layer whose input needs no gradient: expected.
+            warnings.filterwarnings("ignore", message="Full backward hook is firing")
+            return self._fit(X, codes, "hard", np.arange(n_classes), dp_sgd=training)
+
     def partial_fit(self, X, y, classes=None, **fit_params):
         """Train on hard labels for ``max_epochs`` more epochs without re-initialising.
 
@@ -713,6 +728,7 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         *,
         refresh=None,
         unlabeled=None,
+        dp_sgd=None,
         continue_training=False,
         **fit_params,
     ):
@@ -749,6 +765,10 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
                     self._initialize_criterion()
                 self._check_forward(X, kind, **fit_params)
                 self._fixmatch_ = semi
+                if dp_sgd is not None:
+                    # After the forward check, which materialises lazy layers.
+                    dp_sgd.attach(self)
+                self._dp_sgd_ = dp_sgd
                 callback = None
                 if refresh is not None:
                     callback = TargetRefresh(refresh).initialize()
@@ -761,6 +781,9 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
                         self.callbacks_ = [(n, c) for n, c in self.callbacks_ if c is not callback]
                     self._mixup_rng_ = None
                     self._fixmatch_ = None
+                    if dp_sgd is not None:
+                        dp_sgd.detach(self)
+                    self._dp_sgd_ = None
         except BaseException:
             if not warm:
                 self._forget_fit()
@@ -936,7 +959,14 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         return _ArrayDataset(X, y)
 
     def get_iterator(self, dataset, training=False):
-        """Batches of ``dataset``; training batches are shuffled unless told otherwise."""
+        """Batches of ``dataset``; training batches are shuffled unless told otherwise.
+
+        During a DP-SGD fit (:class:`~sklearn_labeldp.nn.DPSGDClassifier`) the
+        training batches are Poisson samples instead.
+        """
+        dp_sgd = getattr(self, "_dp_sgd_", None)
+        if training and dp_sgd is not None:
+            return dp_sgd.batches(dataset)
         prefix = "iterator_train" if training else "iterator_valid"
         iterator = self.iterator_train if training else self.iterator_valid
         kwargs = self.get_params_for(prefix)

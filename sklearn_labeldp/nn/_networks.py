@@ -8,7 +8,7 @@ input that already has the image shape is accepted as well.
 import torch
 from torch import nn
 
-__all__ = ["FashionCNN", "PreActResNet18"]
+__all__ = ["MLP", "FashionCNN", "PreActResNet18"]
 
 
 def _check_input_shape(input_shape):
@@ -25,6 +25,47 @@ def _check_n_outputs(n_outputs):
     if int(n_outputs) != n_outputs or n_outputs < 1:
         raise ValueError(f"n_outputs must be a positive integer; got {n_outputs!r}.")
     return int(n_outputs)
+
+
+class MLP(nn.Module):
+    """Fully connected network for flat feature vectors.
+
+    ``hidden_units`` ReLU layers, then a linear layer of ``n_outputs`` logits.
+    The first layer infers its input width on the first forward pass
+    (:class:`torch.nn.LazyLinear`), so one class serves any number of features.
+    It has no normalisation layer, so Opacus computes its per-sample gradients
+    (DP-SGD).
+
+    Parameters
+    ----------
+    n_outputs : int, default=2
+        Number of logits.
+    hidden_units : tuple of int, default=(64,)
+        Width of each hidden layer; ``()`` gives a linear model (logistic
+        regression with the cross-entropy loss).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_labeldp.nn import MLP
+    >>> MLP(n_outputs=3, hidden_units=(16, 16))(torch.zeros(4, 5)).shape
+    torch.Size([4, 3])
+    """
+
+    def __init__(self, n_outputs=2, hidden_units=(64,)):
+        super().__init__()
+        n_outputs = _check_n_outputs(n_outputs)
+        widths = [int(width) for width in hidden_units]
+        if any(w != given or w < 1 for w, given in zip(widths, hidden_units, strict=True)):
+            raise ValueError(f"hidden_units must be positive integers; got {hidden_units!r}.")
+        layers = []
+        for width in widths:
+            layers += [nn.LazyLinear(width), nn.ReLU()]
+        layers.append(nn.LazyLinear(n_outputs))
+        self.layers = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.layers(x.flatten(1))
 
 
 class FashionCNN(nn.Module):

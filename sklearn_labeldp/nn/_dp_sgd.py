@@ -1,0 +1,412 @@
+"""DP-SGD for skorch networks: Opacus's per-sample gradients, Poisson batches, noisy steps.
+
+DP-SGD (Abadi et al. 2016) protects whole examples, features and labels: every
+step samples each example independently with probability ``q`` (Poisson
+sampling), clips each per-example gradient to L2 norm ``C``, adds Gaussian
+noise of std ``sigma C`` to their sum and divides by the expected batch size
+``q n``; the optimiser's step is post-processing. The per-sample gradients,
+the clipping and the noisy sum are Opacus's (``GradSampleModule`` and
+``DPOptimizer``); the Poisson batches and the noise are drawn here from the
+fit's numpy generator (128-bit seeded, or the ``"secure"`` AES generator),
+not from a 64-bit torch seed. The privacy of the ``T`` steps is dp-accounting's
+(:func:`~sklearn_labeldp.accounting.subsampled_gaussian_epsilon`).
+"""
+
+import math
+from numbers import Real
+
+import numpy as np
+import torch
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
+from skorch.history import History
+
+from .._base import BaseLabelDPMetaClassifier, CodeClassifierPredictMixin, trial_codes
+from ..accounting import (
+    PrivacySpend,
+    subsampled_gaussian_epsilon,
+    subsampled_gaussian_noise_multiplier,
+)
+from ._net import LabelDPNetClassifier
+from ._networks import MLP
+
+__all__ = ["DPSGDClassifier"]
+
+
+def _opacus():
+    try:
+        from opacus import GradSampleModule
+        from opacus.optimizers import DPOptimizer
+        from opacus.optimizers.optimizer import _check_processed_flag, _mark_as_processed
+    except ImportError as exc:
+        raise ImportError(
+            "DPSGDClassifier needs Opacus (per-sample gradients) and dp-accounting: "
+            "pip install 'sklearn-labeldp[dp-sgd]'."
+        ) from exc
+    return GradSampleModule, DPOptimizer, _check_processed_flag, _mark_as_processed
+
+
+class _PoissonBatches:
+    """``n_steps`` batches, each row in each independently with probability ``sample_rate``.
+
+    The coins come from a numpy generator; a batch may be empty (the step then
+    releases noise only, as the accounting assumes).
+    """
+
+    def __init__(self, dataset, sample_rate, n_steps, rng):
+        self.dataset = dataset
+        self.sample_rate = sample_rate
+        self.n_steps = n_steps
+        self.rng = rng
+
+    def __len__(self):
+        return self.n_steps
+
+    def __iter__(self):
+        X, y = self.dataset.X, self.dataset.y
+        for _ in range(self.n_steps):
+            rows = np.flatnonzero(self.rng.random(len(X)) < self.sample_rate)
+            index = torch.as_tensor(rows, device=X.device)
+            yield X[index], y[index]
+
+
+class DPSGDTraining:
+    """The DP-SGD state of one fit: attached to a network for the length of its training.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+        Noise std divided by ``max_grad_norm``.
+    max_grad_norm : float
+        Clipping norm ``C`` of every per-example gradient.
+    sample_rate : float
+        Poisson sampling probability ``q``.
+    steps_per_epoch : int
+        Noisy steps per epoch.
+    n_samples : int
+        Number of training rows ``n``; the noisy sum is divided by ``q n``.
+    rng : numpy.random.Generator
+        Source of the batches and the noise.
+    """
+
+    def __init__(self, noise_multiplier, max_grad_norm, sample_rate, steps_per_epoch, n_samples,
+                 rng):
+        self.noise_multiplier = noise_multiplier
+        self.max_grad_norm = max_grad_norm
+        self.sample_rate = sample_rate
+        self.steps_per_epoch = steps_per_epoch
+        self.n_samples = n_samples
+        self.rng = rng
+
+    def attach(self, net):
+        """Wrap ``net``'s module and optimizer for per-sample clipping and noisy steps."""
+        GradSampleModule, DPOptimizer, check_processed, mark_processed = _opacus()
+        rng = self.rng
+
+        class NumpyNoiseDPOptimizer(DPOptimizer):
+            """Opacus's clipping and averaging with noise drawn from the fit's generator."""
+
+            def add_noise(self):
+                std = self.noise_multiplier * self.max_grad_norm
+                for p in self.params:
+                    check_processed(p.summed_grad)
+                    draw = rng.standard_normal(p.summed_grad.shape, dtype=np.float32)
+                    noise = torch.from_numpy(draw).to(p.summed_grad) * std
+                    p.grad = (p.summed_grad + noise).view_as(p)
+                    mark_processed(p.summed_grad)
+
+        # Per-example losses are summed (an empty batch has loss 0, not NaN), and
+        # the optimizer divides the noisy sum by the expected batch size q n.
+        net.criterion_ = torch.nn.CrossEntropyLoss(reduction="sum")
+        net.module_ = GradSampleModule(net.module_, loss_reduction="sum")
+        net.optimizer_ = NumpyNoiseDPOptimizer(
+            net.optimizer_,
+            noise_multiplier=self.noise_multiplier,
+            max_grad_norm=self.max_grad_norm,
+            expected_batch_size=self.sample_rate * self.n_samples,
+            loss_reduction="mean",
+        )
+
+    def batches(self, dataset):
+        return _PoissonBatches(dataset, self.sample_rate, self.steps_per_epoch, self.rng)
+
+    def detach(self, net):
+        """Unwrap the module and optimizer and keep no per-step record of the private data.
+
+        skorch's history holds the non-private training loss of every batch and
+        the Poisson batch sizes (whether an example was sampled shows in the
+        size): only the epoch numbers are kept.
+        """
+        if hasattr(net.module_, "_close"):
+            module = net.module_._module
+            net.module_._close()
+            net.module_ = module
+        if hasattr(net.optimizer_, "original_optimizer"):
+            net.optimizer_ = net.optimizer_.original_optimizer
+        net.criterion_ = torch.nn.CrossEntropyLoss()
+        epochs = len(net.history_)
+        net.history_ = History()
+        for epoch in range(1, epochs + 1):
+            net.history_.new_epoch()
+            net.history_.record("epoch", epoch)
+
+
+def _train(codes, *, net, X, n_classes, training):
+    """The mechanism: DP-SGD training of ``net`` on the label codes (the only reader of them)."""
+    return net._fit_dp_sgd(X, codes, n_classes, training)
+
+
+class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
+    """A network trained with DP-SGD: differential privacy for whole examples.
+
+    The full-DP baseline of label DP (Abadi et al. 2016): DP-SGD protects the
+    features as well as the labels. Every step samples each training example
+    independently with probability ``q = batch_size / n`` (Poisson
+    sampling), clips each per-example gradient to L2 norm ``max_grad_norm``
+    (Opacus's per-sample gradients), adds Gaussian noise of std
+    ``noise_multiplier * max_grad_norm`` to the sum and divides it by ``q n``;
+    the network's optimizer then takes its step. An epoch is ``ceil(1 / q)``
+    steps, and ``T = max_epochs * ceil(1 / q)``.
+
+    Privacy. The ``T`` steps are the Poisson-subsampled Gaussian mechanism
+    composed ``T`` times, for datasets that differ by adding or removing one
+    example; dp-accounting computes its ``(eps_ex, delta_ex)``. The library
+    records every spend for its own relation, changing one label, which is a
+    removal followed by an addition: by group privacy the fit is
+    ``(2 eps_ex, (1 + e^eps_ex) delta_ex)``-label-DP. The noise is therefore
+    calibrated so that this label-DP guarantee is at most ``(epsilon,
+    delta)``: ``eps_ex = epsilon / 2`` and ``delta_ex = delta / (1 +
+    e^(epsilon / 2))``. ``epsilon_`` and ``delta_`` are that label-DP
+    guarantee, comparable with the other estimators of the library;
+    ``example_epsilon_`` and ``example_delta_`` are the example-level
+    (add/remove) guarantee usually quoted for DP-SGD.
+
+    Nothing non-private leaves the fit: the released network's history keeps
+    only its epoch numbers (skorch records every batch's loss, computed on the
+    private data without noise, and the Poisson batch sizes), and the network
+    prints nothing during the fit.
+
+    Parameters
+    ----------
+    estimator : LabelDPNetClassifier, default=None
+        The network, its optimizer, learning rate, ``max_epochs``, device and
+        expected batch size (``batch_size``; -1, or at least the number of
+        rows, for full batches, ``q = 1``).
+        ``None`` means ``LabelDPNetClassifier(MLP, max_epochs=20,
+        batch_size=64, lr=0.1)``. Its module must be supported by Opacus
+        (no BatchNorm: use GroupNorm), it must use the default criterion, no
+        mixup and no ``train_split``; these are checked before any charge.
+    epsilon : float, default=1.0
+        Target label-DP epsilon of the fit (the example-level one is half).
+    delta : float, default=1e-5
+        Target delta in (0, 1).
+    max_grad_norm : float, default=1.0
+        Clipping norm ``C`` of the per-example gradients.
+    accounting : {"rdp", "pld"}, default="rdp"
+        dp-accounting's Renyi-DP or privacy-loss-distribution accountant.
+    classes : array-like, default=None
+        All possible labels; ``None`` infers them from ``y`` and emits a
+        :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`.
+    random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
+        Randomness of the batches, the noise and the network's initialisation:
+        fresh entropy for every fit with ``None`` or ``"secure"``; an int or
+        generator is a replay key, and pickling a model fitted with one warns
+        (see :ref:`randomness`).
+    accountant : BudgetAccountant, default=None
+        Charged with ``(epsilon_, delta_)`` before any label is used.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    estimator_ : LabelDPNetClassifier
+        The trained network (predicting label codes).
+    mechanism_params_ : dict
+        ``"noise_multiplier"``, ``"max_grad_norm"``, ``"sample_rate"``,
+        ``"steps"`` and ``"accounting"``.
+    example_epsilon_ : float
+        Example-level (add or remove one example) epsilon of the run.
+    example_delta_ : float
+        Its delta.
+    epsilon_ : float
+        Label-DP epsilon of the fit, ``2 * example_epsilon_ <= epsilon``.
+    delta_ : float
+        Label-DP delta, ``(1 + e^example_epsilon_) * example_delta_ <= delta``.
+    privacy_spend_ : PrivacySpend
+        A leaf ``"DP-SGD"`` with the run's parameters and its example-level
+        guarantee.
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    References
+    ----------
+    .. [1] M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov,
+       K. Talwar, L. Zhang. Deep learning with differential privacy. CCS 2016.
+    .. [2] A. Yousefpour et al. Opacus: user-friendly differential privacy
+       library in PyTorch. arXiv:2109.12298, 2021.
+    .. [3] I. Mironov, K. Talwar, L. Zhang. Renyi differential privacy of the
+       sampled Gaussian mechanism. arXiv:1908.10530, 2019.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn_labeldp.nn import DPSGDClassifier, LabelDPNetClassifier, MLP
+    >>> X, y = load_digits(return_X_y=True)
+    >>> X = X / 16
+    >>> net = LabelDPNetClassifier(MLP, max_epochs=3, batch_size=128, lr=0.5)
+    >>> clf = DPSGDClassifier(net, epsilon=4.0, classes=range(10), random_state=0).fit(X, y)
+    >>> clf.epsilon_ <= 4.0, round(clf.example_epsilon_, 2) <= 2.0
+    (True, True)
+    >>> bool(clf.score(X, y) > 0.5)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **BaseLabelDPMetaClassifier._parameter_constraints,
+        "estimator": [LabelDPNetClassifier, None],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
+        "accounting": [StrOptions({"rdp", "pld"})],
+    }
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        epsilon=1.0,
+        delta=1e-5,
+        max_grad_norm=1.0,
+        accounting="rdp",
+        classes=None,
+        random_state=None,
+        accountant=None,
+    ):
+        self.estimator = estimator
+        self.epsilon = epsilon
+        self.delta = delta
+        self.max_grad_norm = max_grad_norm
+        self.accounting = accounting
+        self.classes = classes
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def _default_estimator(self):
+        return LabelDPNetClassifier(MLP, max_epochs=20, batch_size=64, lr=0.1)
+
+    # No sample_weight: a weighted example would have a larger gradient than the
+    # clipping norm covers. The network's parameters are validated by its own fit.
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y):
+        """Train the network with DP-SGD.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features (protected too: the guarantee covers whole examples).
+        y : array-like of shape (n_samples,)
+            Labels.
+
+        Returns
+        -------
+        self : object
+        """
+        return self._fit_or_discard(X, y, lambda X: {})
+
+    def _check_network(self, net):
+        """Refuse what DP-SGD cannot protect or Opacus cannot clip; label-free."""
+        if net.mixup_alpha != 0:
+            raise ValueError(
+                "DPSGDClassifier: the network's mixup_alpha must be 0: mixup mixes examples, "
+                "so a per-example gradient would depend on other examples."
+            )
+        if net.criterion is not None:
+            raise ValueError(
+                "DPSGDClassifier: the network's criterion must be None (cross-entropy): the "
+                "per-example losses are summed before the noisy average."
+            )
+        if net.train_split is not None:
+            raise ValueError(
+                "DPSGDClassifier: the network's train_split must be None: a validation split's "
+                "loss is computed without noise and would be released in the history."
+            )
+
+    def _sampling(self, n_samples):
+        """Poisson rate ``q`` and steps per epoch; a batch as large as the data is ``q = 1``."""
+        batch_size = self._get_estimator().batch_size
+        if batch_size == -1 or batch_size >= n_samples:
+            return 1.0, 1
+        sample_rate = batch_size / n_samples
+        return sample_rate, math.ceil(1 / sample_rate)
+
+    def _plan_fit(self, X, classes, rng):
+        _opacus()  # the extra is needed: say so before anything else
+        net = self._get_estimator()
+        self._check_network(net)
+        sample_rate, steps_per_epoch = self._sampling(X.shape[0])
+        steps = net.max_epochs * steps_per_epoch
+        example_delta = self.delta / (1.0 + math.exp(self.epsilon / 2.0))
+        noise_multiplier = subsampled_gaussian_noise_multiplier(
+            self.epsilon / 2.0, sample_rate, steps, example_delta, method=self.accounting
+        )
+        example_epsilon = subsampled_gaussian_epsilon(
+            noise_multiplier, sample_rate, steps, example_delta, method=self.accounting
+        )
+        params = {
+            "noise_multiplier": noise_multiplier,
+            "max_grad_norm": float(self.max_grad_norm),
+            "sample_rate": sample_rate,
+            "steps": steps,
+            "accounting": self.accounting,
+        }
+        spend = PrivacySpend.leaf(
+            "DP-SGD",
+            min(2.0 * example_epsilon, self.epsilon),
+            min((1.0 + math.exp(example_epsilon)) * example_delta, self.delta),
+            example_epsilon=example_epsilon,
+            example_delta=example_delta,
+            **params,
+        )
+        plan = {
+            "params": params,
+            "steps_per_epoch": steps_per_epoch,
+            "example": (example_epsilon, example_delta),
+        }
+        return spend, plan
+
+    def _trial_rows(self, plan):
+        return None
+
+    def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
+        """One short DP-SGD epoch on label-free targets: shapes, device and Opacus support."""
+        estimator.set_params(max_epochs=1)
+        training = DPSGDTraining(1.0, 1.0, 0.5, 2, X.shape[0], np.random.default_rng(0))
+        estimator._fit_dp_sgd(X, trial_codes(X.shape[0], n_classes), n_classes, training)
+
+    def _new_estimator(self, rng):
+        # The network prints nothing: skorch's log shows the non-private batch losses.
+        return super()._new_estimator(rng).set_params(verbose=0)
+
+    def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
+        params = plan["params"]
+        training = DPSGDTraining(
+            params["noise_multiplier"],
+            params["max_grad_norm"],
+            params["sample_rate"],
+            plan["steps_per_epoch"],
+            X.shape[0],
+            mechanism_rng,
+        )
+        net = labels.release(
+            _train,
+            np.arange(labels.n_samples),
+            net=self._new_estimator(estimator_rng),
+            X=X,
+            n_classes=labels.n_classes,
+            training=training,
+        )
+        example_epsilon, example_delta = plan["example"]
+        return {
+            "estimator_": net,
+            "mechanism_params_": params,
+            "example_epsilon_": example_epsilon,
+            "example_delta_": example_delta,
+        }

@@ -1,0 +1,232 @@
+"""DPSGDClassifier: clipping, noise, Poisson sampling, accounting, released state."""
+
+import logging
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("skorch")
+pytest.importorskip("opacus")
+pytest.importorskip("dp_accounting")
+
+from _attack import find_forbidden  # noqa: E402
+from sklearn.base import clone  # noqa: E402
+from sklearn.datasets import make_blobs  # noqa: E402
+from sklearn.model_selection import GridSearchCV  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+
+from sklearn_labeldp import BudgetAccountant, BudgetError, PrivacyLeakWarning  # noqa: E402
+from sklearn_labeldp.accounting import PrivacyBudget, subsampled_gaussian_epsilon  # noqa: E402
+from sklearn_labeldp.nn import MLP, DPSGDClassifier, LabelDPNetClassifier  # noqa: E402
+from sklearn_labeldp.nn._dp_sgd import DPSGDTraining, _PoissonBatches  # noqa: E402
+from sklearn_labeldp.nn._net import _ArrayDataset  # noqa: E402
+
+K = 3
+
+
+@pytest.fixture(autouse=True)
+def _quiet_accountant():
+    # dp-accounting logs a warning for every fractional Renyi order it skips.
+    logging.disable(logging.WARNING)
+    yield
+    logging.disable(logging.NOTSET)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    X, y = make_blobs(600, n_features=4, centers=K, cluster_std=1.0, random_state=0)
+    return (X / np.abs(X).max()).astype(np.float32), y
+
+
+def net(**params):
+    return LabelDPNetClassifier(MLP, **{"max_epochs": 3, "batch_size": 60, "lr": 0.5,
+                                        "module__hidden_units": (8,), **params})
+
+
+def initialised(net_params, X):
+    """A network initialised on X, its lazy layers materialised, as a DP-SGD fit has it."""
+    model = net(**net_params)
+    model._check_params()
+    model.classes_ = np.arange(K)
+    model.n_outputs_ = K
+    model.initialize()
+    model._check_forward(X, "hard")
+    return model
+
+
+def per_example_gradients(module, X, y):
+    """Each example's gradient, one backward pass per example (the test's own reference)."""
+    rows = []
+    for i in range(len(X)):
+        module.zero_grad()
+        loss = torch.nn.functional.cross_entropy(module(torch.as_tensor(X[i : i + 1])),
+                                                 torch.as_tensor(y[i : i + 1]), reduction="sum")
+        loss.backward()
+        rows.append(torch.cat([p.grad.reshape(-1).clone() for p in module.parameters()]))
+    return torch.stack(rows)
+
+
+def test_every_per_example_gradient_is_clipped_in_the_noiseless_step(blobs):
+    X, y = blobs[0][:40], blobs[1][:40]
+    clip = 0.05
+    training = DPSGDTraining(0.0, clip, 1.0, 1, len(X), np.random.default_rng(0))
+    model = initialised({"lr": 0.0}, X)
+    reference = per_example_gradients(model.module_, X, y)
+    training.attach(model)
+    norms = reference.norm(dim=1)
+    assert (norms > clip).all()  # every example is clipped: the check is not vacuous
+    clipped = reference * torch.clamp(clip / norms, max=1.0)[:, None]
+    assert (clipped.norm(dim=1) <= clip * (1 + 1e-5)).all()
+
+    model.train_step((torch.as_tensor(X), torch.as_tensor(y)))
+    released = torch.cat([p.grad.reshape(-1) for p in model.module_._module.parameters()])
+    # With no noise the step's gradient is the sum of clipped gradients over q n.
+    torch.testing.assert_close(released, clipped.sum(0) / len(X), rtol=1e-4, atol=1e-7)
+
+
+def test_noise_std_is_multiplier_times_clip_over_expected_batch(blobs):
+    X, y = blobs
+    sigma, clip, q = 2.0, 0.5, 0.1
+    training = DPSGDTraining(sigma, clip, q, 1, len(X), np.random.default_rng(1))
+    model = initialised({"lr": 0.0}, X)
+    training.attach(model)
+    empty = (torch.as_tensor(X[:0]), torch.as_tensor(y[:0]))  # no example: noise only
+    draws = []
+    for _ in range(200):
+        model.train_step(empty)
+        draws.append(torch.cat([p.grad.reshape(-1) for p in model.module_._module.parameters()]))
+    draws = torch.stack(draws).double()
+    expected = sigma * clip / (q * len(X))
+    assert draws.mean().abs() < 0.05 * expected
+    assert draws.std().item() == pytest.approx(expected, rel=0.03)
+
+
+def test_poisson_batches_sample_each_row_at_the_rate():
+    n, q, steps = 5000, 0.1, 200
+    data = _ArrayDataset(torch.arange(n).float()[:, None], torch.arange(n))
+    batches = _PoissonBatches(data, q, steps, np.random.default_rng(2))
+    assert len(batches) == steps
+    counts = np.zeros(n)
+    sizes = []
+    for Xb, yb in batches:
+        torch.testing.assert_close(Xb[:, 0].long(), yb)
+        assert len(set(yb.tolist())) == len(yb)  # without replacement within a step
+        counts[yb.numpy()] += 1
+        sizes.append(len(yb))
+    assert np.mean(sizes) == pytest.approx(n * q, rel=0.01)
+    assert np.var(sizes) == pytest.approx(n * q * (1 - q), rel=0.25)
+    assert counts.mean() / steps == pytest.approx(q, rel=0.01)
+    assert counts.std() == pytest.approx(math.sqrt(steps * q * (1 - q)), rel=0.1)
+
+
+def test_spend_is_dp_accountings_and_within_the_target(blobs):
+    acc = BudgetAccountant(delta=1e-3)
+    clf = DPSGDClassifier(net(), epsilon=3.0, delta=1e-5, classes=range(K), accountant=acc,
+                          random_state=0).fit(*blobs)
+    p = clf.mechanism_params_
+    assert p["sample_rate"] == pytest.approx(60 / 600)
+    assert p["steps"] == 3 * 10
+    example_delta = 1e-5 / (1 + math.exp(1.5))
+    assert clf.example_delta_ == pytest.approx(example_delta)
+    assert clf.example_epsilon_ == subsampled_gaussian_epsilon(
+        p["noise_multiplier"], p["sample_rate"], p["steps"], clf.example_delta_
+    )
+    assert clf.example_epsilon_ <= 1.5
+    assert clf.epsilon_ == pytest.approx(2 * clf.example_epsilon_) and clf.epsilon_ <= 3.0
+    assert clf.delta_ <= 1e-5
+    assert acc.total() == PrivacyBudget(clf.epsilon_, clf.delta_)
+    assert clf.score(*blobs) > 0.8
+
+
+def test_history_keeps_no_loss_and_no_batch_size(blobs):
+    clf = DPSGDClassifier(net(verbose=1), epsilon=3.0, classes=range(K)).fit(*blobs)
+    history = clf.estimator_.history
+    assert [row["epoch"] for row in history] == [1, 2, 3]
+    assert all(set(row) <= {"epoch", "batches"} and not row.get("batches") for row in history)
+    assert clf.estimator_.verbose == 0  # nothing printed during the fit either
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"mixup_alpha": 0.4}, "mixup_alpha"),
+        ({"criterion": torch.nn.NLLLoss}, "criterion"),
+        ({"train_split": lambda ds, y: (ds, ds)}, "train_split"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"module__hidden_units": (0,)}, "hidden_units"),
+        ({"device": "cuda:99"}, "device"),
+    ],
+    ids=["mixup", "criterion", "train_split", "batch_size", "module", "device"],
+)
+def test_configuration_errors_cost_nothing(blobs, params, match):
+    acc = BudgetAccountant()
+    clf = DPSGDClassifier(net(**params), classes=range(K), accountant=acc)
+    with pytest.raises(ValueError, match=match):
+        clf.fit(*blobs)
+    assert acc.spends == []
+    assert not hasattr(clf, "estimator_")
+
+
+def test_a_module_opacus_cannot_clip_fails_before_the_charge(blobs):
+    class WithBatchNorm(torch.nn.Module):
+        def __init__(self, n_outputs=K):
+            super().__init__()
+            self.layers = torch.nn.Sequential(
+                torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8), torch.nn.Linear(8, n_outputs)
+            )
+
+        def forward(self, X):
+            return self.layers(X)
+
+    acc = BudgetAccountant()
+    clf = DPSGDClassifier(LabelDPNetClassifier(WithBatchNorm), classes=range(K), accountant=acc)
+    with pytest.raises(ValueError, match="BatchNorm"):
+        clf.fit(*blobs)
+    assert acc.spends == []
+
+
+def test_budget_is_charged_before_training(blobs):
+    acc = BudgetAccountant(epsilon=1.0, delta=1e-4)
+    clf = DPSGDClassifier(net(), epsilon=2.0, classes=range(K), accountant=acc)
+    with pytest.raises(BudgetError):
+        clf.fit(*blobs)
+    assert acc.spends == [] and not hasattr(clf, "estimator_")
+
+
+def test_no_sample_weight():
+    assert "sample_weight" not in DPSGDClassifier.fit.__code__.co_varnames
+
+
+def test_seeded_fits_replay_and_unseeded_fits_keep_nothing(blobs):
+    def weights(clf):
+        return torch.cat([p.detach().reshape(-1) for p in clf.estimator_.module_.parameters()])
+
+    one, two = (DPSGDClassifier(net(), classes=range(K), random_state=7).fit(*blobs)
+                for _ in range(2))
+    torch.testing.assert_close(weights(one), weights(two), rtol=0, atol=0)  # a replay key
+    free = DPSGDClassifier(net(), classes=range(K)).fit(*blobs)
+    assert not torch.equal(weights(free), weights(one))
+    assert free.random_state is None and free.estimator_.random_state is None
+    assert not find_forbidden(free)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        pickle.dumps(free)
+    with pytest.warns(PrivacyLeakWarning, match="random_state"):
+        pickle.dumps(one)
+
+
+def test_clone_pickle_pipeline_and_search_share_the_ledger(blobs):
+    acc = BudgetAccountant(delta=1e-3)
+    base = DPSGDClassifier(net(max_epochs=1), epsilon=2.0, classes=range(K), accountant=acc)
+    assert clone(base).get_params()["accountant"] is acc
+    pipe = make_pipeline(StandardScaler(), base).fit(*blobs)
+    restored = pickle.loads(pickle.dumps(pipe))
+    np.testing.assert_array_equal(restored.predict(blobs[0]), pipe.predict(blobs[0]))
+    GridSearchCV(base, {"max_grad_norm": [0.5, 1.0]}, cv=2).fit(*blobs)
+    assert len(acc.spends) == 1 + 2 * 2 + 1
+    assert acc.total().epsilon == pytest.approx(6 * pipe[-1].epsilon_)
