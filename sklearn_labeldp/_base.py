@@ -55,7 +55,7 @@ def _estimator_has(attr):
     def check(self):
         if hasattr(self, "estimator_"):
             return hasattr(self.estimator_, attr)
-        return hasattr(self._get_estimator(), attr)
+        return hasattr(self._final_estimator_template(), attr)
 
     return check
 
@@ -319,6 +319,10 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
 
     def _get_estimator(self):
         return self._default_estimator() if self.estimator is None else self.estimator
+
+    def _final_estimator_template(self):
+        """The unfitted estimator whose fitted clone becomes ``estimator_``."""
+        return self._get_estimator()
 
     def _check_before_charge(self, X, n_classes, plan, fit_params):
         """Fit a clone of the base estimator on a few public rows with label-free targets.

@@ -1,5 +1,6 @@
 """PATEClassifier: teachers on disjoint parts, noisy vote aggregation, a student."""
 
+import math
 import warnings
 from numbers import Integral, Real
 
@@ -162,11 +163,16 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         in one. When every answered query got the same label, the student is
         replaced, with a warning, by a ``DummyClassifier`` predicting that
         label (most classifiers, and FixMatch, need two classes).
-    n_teachers : int, default=10
-        Number of teachers (disjoint parts), at most the number of rows.
-    n_queries : int or float, default=0.1
+    n_teachers : int, default=250
+        Number of teachers (disjoint parts), at most the number of rows. The
+        more teachers, the larger a clear majority in votes, against noise
+        that does not depend on their number (Papernot et al. 2017 use 250 on
+        UCI Adult).
+    n_queries : int or float, default=100
         Number of queries ``Q``: an int, at most the number of rows, or a
-        fraction in (0, 1) of the rows (at least one). Every query is paid for.
+        fraction in (0, 1) of the rows (at least one). Every query is paid
+        for, and the noise grows like ``sqrt(Q)``; a warning says when it
+        exceeds half the number of teachers.
     aggregator : {"lnmax", "gnmax", "confident_gnmax"}, default="confident_gnmax"
         How the votes are turned into labels (see above): LNMax (pure DP),
         GNMax, or Confident-GNMax, which leaves queries without a clear
@@ -262,8 +268,8 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         estimator=None,
         *,
         student=None,
-        n_teachers=10,
-        n_queries=0.1,
+        n_teachers=250,
+        n_queries=100,
         aggregator="confident_gnmax",
         epsilon=1.0,
         delta=1e-5,
@@ -294,8 +300,13 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     def _get_student(self):
         return clone(self._get_estimator()) if self.student is None else self.student
 
+    def _final_estimator_template(self):
+        return self._get_student()
+
     def _trial_rows(self, plan):
-        return min(part.size for part in plan["parts"])
+        # A one-row part votes its label without a fit: the smallest part a
+        # teacher is fitted on has two rows or more.
+        return min(part.size for part in plan["parts"] if part.size >= 2)
 
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
         estimator.fit(X, trial_codes(X.shape[0], n_classes), **fit_params)
@@ -309,7 +320,10 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
                     f"{type(self).__name__}: `{name}` must be a classifier, whose votes or "
                     f"predictions are class labels; got {type(model).__name__}."
                 )
-        super()._check_before_charge(X, n_classes, plan, fit_params)
+        if any(part.size >= 2 for part in plan["parts"]):
+            super()._check_before_charge(X, n_classes, plan, fit_params)
+        if plan["queries"].size < 2:
+            return  # one answer is one class: the student is then a constant classifier
         student = seed_estimator(clone(self._get_student()), np.random.default_rng(0))
         n_rows = min(
             X.shape[0] if _is_semi_supervised(student) else plan["queries"].size, _TRIAL_ROWS
@@ -367,9 +381,33 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             )
             leaf = confident_gnmax_spend(sigma1, sigma2, n_queries, self.delta)
             params.update(sigma1=sigma1, sigma2=sigma2, threshold=self.threshold * self.n_teachers)
+        self._warn_if_noise_drowns_votes(params)
         spend = PrivacySpend.compose("PATE", [leaf], "sequential", n_teachers=self.n_teachers)
         plan = {"parts": parts, "queries": queries, "params": params, "classes": classes}
         return spend, plan
+
+    def _warn_if_noise_drowns_votes(self, params):
+        """Warn, before any charge, when the answers would be mostly noise.
+
+        The labelling noise's std per bin (``sigma``, ``sigma2``, or ``sqrt 2 /
+        gamma`` for Laplace) is compared with half the number of teachers, the
+        margin of a clear majority: above it, most answers are noise.
+        """
+        std = {
+            "lnmax": lambda: math.sqrt(2.0) / params.get("gamma", 1.0),
+            "gnmax": lambda: params.get("sigma"),
+            "confident_gnmax": lambda: params.get("sigma2"),
+        }[self.aggregator]()
+        if std > self.n_teachers / 2:
+            warnings.warn(
+                f"{type(self).__name__}: the vote noise has std {std:.1f} votes for "
+                f"{self.n_teachers} teachers and {params['n_queries']} queries at "
+                f"epsilon={self.epsilon}: most answers will be noise. Use more teachers, "
+                "fewer queries or a larger epsilon (the noise grows like sqrt(n_queries) "
+                "/ epsilon).",
+                UserWarning,
+                stacklevel=5,
+            )
 
     def _aggregate(self, votes, params, rng):
         if self.aggregator == "lnmax":

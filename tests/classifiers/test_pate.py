@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.semi_supervised import LabelSpreading
 
-from sklearn_labeldp import BudgetAccountant
+from sklearn_labeldp import BudgetAccountant, BudgetError
 from sklearn_labeldp.classifiers import PATEClassifier
 from sklearn_labeldp.datasets import make_circle_gaussians
 from sklearn_labeldp.mechanisms import confident_gnmax_spend, gnmax_spend, lnmax_spend
@@ -326,3 +326,34 @@ def test_student_with_fit_semi_gets_every_row_through_fit_semi():
     assert targets.shape == (500,)
     np.testing.assert_array_equal(np.flatnonzero(targets >= 0), clf.answered_indices_)
     assert isinstance(clf.estimator_, FitSemiStudent)
+
+
+def test_one_row_parts_and_one_query_need_no_trial_fit_that_cannot_succeed():
+    X, y = make_circle_gaussians(60, 2, sigma=0.3, random_state=0)
+    acc = BudgetAccountant(delta=0.5)
+    # One row per teacher: every teacher votes its own label, none is fitted.
+    clf = PATEClassifier(n_teachers=60, n_queries=10, epsilon=2.0, classes=[0, 1],
+                         accountant=acc, random_state=0).fit(X, y)
+    assert clf.n_answered_ >= 1 and len(acc.spends) == 1
+    with pytest.warns(UserWarning, match="same label"):
+        one = PATEClassifier(n_teachers=5, n_queries=1, epsilon=2.0, classes=[0, 1],
+                             aggregator="gnmax", accountant=acc, random_state=0).fit(X, y)
+    assert one.n_answered_ == 1 and len(acc.spends) == 2
+
+
+def test_a_noise_that_drowns_the_votes_is_announced_before_the_charge():
+    X, y = make_circle_gaussians(500, 2, sigma=0.3, random_state=0)
+    acc = BudgetAccountant(epsilon=0.1, delta=0.5)
+    with pytest.warns(UserWarning, match="most answers will be noise"):
+        with pytest.raises(BudgetError):
+            PATEClassifier(n_teachers=10, n_queries=100, epsilon=1.0, classes=[0, 1],
+                           accountant=acc).fit(X, y)
+
+
+def test_predict_proba_follows_the_student():
+    from sklearn.svm import LinearSVC
+
+    teacher_only = PATEClassifier(LogisticRegression(), student=LinearSVC())
+    student_only = PATEClassifier(LinearSVC(), student=LogisticRegression())
+    assert not hasattr(teacher_only, "predict_proba")
+    assert hasattr(student_only, "predict_proba")
