@@ -13,6 +13,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.semi_supervised import LabelPropagation, LabelSpreading, SelfTrainingClassifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
+from sklearn.utils.validation import _num_samples
 
 from .._base import (
     _TRIAL_ROWS,
@@ -64,17 +65,25 @@ def _fit_semi_supervised(student, X, targets):
     return student.fit(X, targets)
 
 
-def _teacher_votes(teacher, X_part, codes_part, X_queries, fit_params):
+def _teacher_votes(teacher, X, part, codes_part, X_queries, fit_params):
     """Fit one teacher on its own part and return its votes on the queries.
 
-    Only the votes leave the worker: the fitted teacher (a clone, so the
-    unfitted template passed in is left untouched), a non-private function of
-    its part's labels, is dropped here.
+    A teacher with ``fit_semi`` (FixMatch: PATE-FM, Malek et al. 2021) also
+    learns from every other training input, unlabeled: under label DP the
+    features are public, and only its part's labels are read. Only the votes
+    leave the worker: the fitted teacher (a clone, so the unfitted template
+    passed in is left untouched), a non-private function of its part's labels,
+    is dropped here.
     """
     seen = np.unique(codes_part)
     if seen.size == 1:  # many classifiers refuse one class; its vote is that class
         return np.full(X_queries.shape[0], seen[0], dtype=np.intp)
-    fitted = clone(teacher).fit(X_part, codes_part, **fit_params)
+    if hasattr(teacher, "fit_semi"):
+        targets = np.full(_num_samples(X), -1, dtype=np.intp)
+        targets[part] = codes_part
+        fitted = clone(teacher).fit_semi(X, targets)
+    else:
+        fitted = clone(teacher).fit(_safe_indexing(X, part), codes_part, **fit_params)
     votes = np.asarray(fitted.predict(X_queries))
     # One vote per query, a code the teacher was trained on: anything else would
     # land in another query's histogram and break the sensitivity the noise covers.
@@ -97,7 +106,8 @@ def _pate_release(codes, *, X, parts, queries, teachers, fit_params, n_classes, 
     votes_per_teacher = Parallel(n_jobs=n_jobs)(
         delayed(_teacher_votes)(
             teacher,
-            _safe_indexing(X, part),
+            X,
+            part,
             codes[part],
             X_queries,
             subset_fit_params(fit_params, part, n_samples),
@@ -149,7 +159,11 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     ----------
     estimator : classifier, default=None
         The teacher; cloned once per part. ``None`` means
-        ``LogisticRegression()``. A part whose labels are all one class votes
+        ``LogisticRegression()``. A teacher with a ``fit_semi`` method (a
+        :class:`~sklearn_labeldp.nn.LabelDPNetClassifier` trained with
+        FixMatch) learns from its part's labels and every other training
+        input unlabeled (PATE-FM); routed ``fit`` metadata then does not
+        reach it. A part whose labels are all one class votes
         for that class without a fit. ``sample_weight`` and routed ``fit``
         metadata go to the teachers, each getting its part's rows.
     student : classifier, default=None
@@ -309,7 +323,12 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         return min(part.size for part in plan["parts"] if part.size >= 2)
 
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
-        estimator.fit(X, trial_codes(X.shape[0], n_classes), **fit_params)
+        targets = trial_codes(X.shape[0], n_classes)
+        if hasattr(estimator, "fit_semi"):
+            targets[2 * n_classes :] = -1
+            estimator.fit_semi(X, targets)
+        else:
+            estimator.fit(X, targets, **fit_params)
         estimator.predict(X[:1])
 
     def _check_before_charge(self, X, n_classes, plan, fit_params):

@@ -357,3 +357,33 @@ def test_predict_proba_follows_the_student():
     student_only = PATEClassifier(LinearSVC(), student=LogisticRegression())
     assert not hasattr(teacher_only, "predict_proba")
     assert hasattr(student_only, "predict_proba")
+
+
+class FitSemiTeacher(FitSemiStudent):
+    """A teacher with ``fit_semi``: records its targets and votes its part's majority."""
+
+    def fit_semi(self, X, y):
+        RECORDS.append(("teacher", np.asarray(X)[:, 0].astype(int), np.asarray(y).copy()))
+        self.classes_ = np.unique(y[y >= 0])
+        self.majority_ = np.bincount(y[y >= 0]).argmax()
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.majority_)
+
+
+@pytest.mark.filterwarnings("ignore:.*same label:UserWarning")
+def test_a_fit_semi_teacher_reads_its_part_and_sees_every_other_row_unlabeled():
+    X, y = _indexed()
+    RECORDS.clear()
+    PATEClassifier(FitSemiTeacher(), student=LogisticRegression(), n_teachers=4, n_queries=20,
+                   aggregator="gnmax", epsilon=100.0, classes=[0, 1], random_state=0).fit(X, y)
+    teachers = [r for r in RECORDS if r[0] == "teacher"][1:]  # after the trial fit
+    assert len(teachers) == 4
+    labelled = []
+    for _, rows, targets in teachers:
+        np.testing.assert_array_equal(rows, np.arange(len(y)))  # every input, in order
+        part = np.flatnonzero(targets >= 0)
+        np.testing.assert_array_equal(targets[part], y[part])
+        labelled.append(part)
+    np.testing.assert_array_equal(np.sort(np.concatenate(labelled)), np.arange(len(y)))
