@@ -115,6 +115,11 @@ class DPSGDTraining:
                     p.grad = (p.summed_grad + noise).view_as(p)
                     mark_processed(p.summed_grad)
 
+        for layer in net.module_.modules():
+            if getattr(layer, "inplace", False):
+                # Opacus's backward hooks refuse in-place activations (e.g.
+                # ReLU(inplace=True)); out of place computes the same function.
+                layer.inplace = False
         # Per-example losses are summed (an empty batch has loss 0, not NaN), and
         # the optimizer divides the noisy sum by the expected batch size q n.
         net.criterion_ = torch.nn.CrossEntropyLoss(reduction="sum")
