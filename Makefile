@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo test doc bench lint clean
+.PHONY: demo test test-cluster doc bench lint clean
 
 $(VENV)/.installed-%: pyproject.toml setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,7 +20,11 @@ demo: $(VENV)/.installed-plot
 	$(PY) examples/plot_lp_mst_synthetic.py --output $(DEMO_OUTPUT)
 
 test: $(VENV)/.installed-test
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 -q -m "not dask_cluster"
+
+# Integration tests that start a local Dask cluster of worker processes (localhost).
+test-cluster: $(VENV)/.installed-test
+	$(PY) -m pytest -q -m dask_cluster
 
 doc: $(VENV)/.installed-doc
 	$(PY) -m sphinx -E -b html -W --keep-going doc doc/_build/html

@@ -4,6 +4,7 @@ import math
 
 from ..exceptions import BudgetError
 from ._budget import PrivacyBudget, PrivacySpend, compose_sequential
+from ._dask_ledger import _DaskLedger
 from ._ledger import _check_timeout, _MemoryLedger, _SQLiteLedger
 from ._subsampled import _rdp_epsilon
 from ._zcdp import _check_delta, zcdp_to_approx_dp
@@ -46,9 +47,16 @@ class BudgetAccountant:
         file. An existing ledger file keeps the ceiling it was created with;
         opening it with a different ``epsilon`` or ``delta`` raises
         ``ValueError``.
+    client : distributed.Client, default=None
+        Keep the ledger in this Dask client's scheduler instead (the ``dask``
+        extra): the client and every worker of the cluster, on any machine,
+        record on it; a worker holds only a handle and appends under a lock
+        the scheduler manages. The ceiling stays with the accountant: a
+        pickled handle carries it. Give ``path`` or ``client``, not both.
     timeout : float, default=30.0
-        Seconds an operation on a persistent ledger waits for another process
-        holding its lock (SQLite's busy timeout) before it fails.
+        Seconds an operation on a persistent or Dask ledger waits for another
+        process holding its lock (SQLite's busy timeout, the Dask lock) before
+        it fails.
 
     Attributes
     ----------
@@ -109,10 +117,14 @@ class BudgetAccountant:
     True
     """
 
-    def __init__(self, epsilon=math.inf, delta=0.0, *, path=None, timeout=30.0):
+    def __init__(self, epsilon=math.inf, delta=0.0, *, path=None, client=None, timeout=30.0):
         self._ceiling = PrivacyBudget(epsilon, delta)
         timeout = _check_timeout(timeout)
-        if path is None:
+        if path is not None and client is not None:
+            raise ValueError("give path (an SQLite ledger) or client (a Dask one), not both.")
+        if client is not None:
+            self._ledger = _DaskLedger.create(client, timeout)
+        elif path is None:
             self._ledger = _MemoryLedger()
         else:
             self._ledger = _SQLiteLedger.open_or_create(path, self._ceiling, timeout)

@@ -1,0 +1,98 @@
+"""A BudgetAccountant whose ledger lives in a Dask scheduler, on a LocalCluster of processes."""
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
+
+from joblib import parallel_backend  # noqa: E402
+from sklearn.model_selection import GridSearchCV  # noqa: E402
+from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
+
+from sklearn_labeldp import BudgetAccountant, BudgetError, RRWithPriorClassifier  # noqa: E402
+from sklearn_labeldp.datasets import make_circle_gaussians  # noqa: E402
+
+pytestmark = pytest.mark.dask_cluster
+
+
+@pytest.fixture(scope="module")
+def client():
+    # Two worker processes on localhost; a task whose worker dies is not retried,
+    # so the tests below count exactly.
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+            host="127.0.0.1",
+        ) as cluster, distributed.Client(cluster) as client:
+            yield client
+
+
+def _spend(accountant, epsilon):
+    accountant.spend(epsilon)
+    return os.getpid()
+
+
+def _spend_then_die(accountant, epsilon):
+    accountant.spend(epsilon)
+    os._exit(1)
+
+
+def test_workers_record_on_the_scheduler_ledger(client):
+    acc = BudgetAccountant(5.0, client=client)
+    pids = client.gather(client.map(_spend, [acc] * 8, [0.25] * 8, pure=False))
+    assert len(set(pids)) >= 1 and os.getpid() not in pids  # spent in the workers
+    assert len(acc.spends) == 8
+    assert acc.total().epsilon == pytest.approx(2.0)
+    assert "records" not in pickle.dumps(acc).decode("latin-1")  # a handle, not the records
+
+
+def test_the_ceiling_holds_across_workers(client):
+    acc = BudgetAccountant(1.0, client=client)
+    futures = client.map(_spend, [acc] * 10, [0.25] * 10, pure=False)
+    results = client.gather(futures, errors="skip")
+    assert len(results) == 4  # the check and the append are one step under the lock
+    assert acc.total().epsilon == pytest.approx(1.0)
+    with pytest.raises(BudgetError):
+        acc.spend(0.25)
+
+
+def test_a_worker_killed_after_its_spend_loses_no_recorded_spend(client):
+    acc = BudgetAccountant(client=client)
+    future = client.submit(_spend_then_die, acc, 0.5, pure=False)
+    with pytest.raises(Exception):  # noqa: B017 - KilledWorker or a closed connection
+        future.result(timeout=60)
+    assert acc.total().epsilon == pytest.approx(0.5)
+    assert len(acc.spends) == 1
+
+
+def test_grid_search_on_the_dask_backend_records_every_fit(client):
+    X, y = make_circle_gaussians(300, 3, sigma=0.3, random_state=0)
+    acc = BudgetAccountant(client=client)
+    clf = RRWithPriorClassifier(KNeighborsClassifier(), epsilon=0.5, classes=[0, 1, 2],
+                                accountant=acc)
+    search = GridSearchCV(clf, {"estimator__n_neighbors": [5, 15]}, cv=3, n_jobs=2)
+    with parallel_backend("dask"):
+        search.fit(X, y)
+    # 2 candidates x 3 folds, then the refit on the client.
+    assert len(acc.spends) == 7
+    assert acc.total().epsilon == pytest.approx(3.5)
+    assert np.isfinite(search.best_score_)
+
+
+def test_a_handle_without_its_scheduler_says_so():
+    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as other:
+            acc = BudgetAccountant(client=other)
+            handle = pickle.dumps(acc)
+    restored = pickle.loads(handle)
+    with pytest.raises(RuntimeError, match="Dask scheduler"):
+        restored.spend(0.1)
+
+
+def test_path_and_client_together_are_refused(client, tmp_path):
+    with pytest.raises(ValueError, match="not both"):
+        BudgetAccountant(path=tmp_path / "ledger.sqlite", client=client)
