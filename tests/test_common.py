@@ -84,6 +84,13 @@ INSTANCES = [
     DPLogisticRegression(epsilon=1e6, delta=1e-5, solver="newton", random_state=0),
     DPLogisticRegression(epsilon=1e6, delta=1e-5, solver="fc", random_state=0),
     DPLogisticRegression(epsilon=1e6, privacy="full", data_norm=10.0, random_state=0),
+    DPLogisticRegression(epsilon=1e6, delta=1e-5, solver="sgd", n_noisy_steps=50, random_state=0),
+    DPLogisticRegression(epsilon=1e6, delta=1e-5, solver="adam", n_noisy_steps=50, random_state=0),
+    DPLogisticRegression(epsilon=1e6, delta=1e-5, solver="adam", privacy="full", data_norm=10.0,
+                         n_noisy_steps=50, random_state=0),
+    # Minibatches of 5: the checks fit on as few as 10 rows.
+    DPLogisticRegression(epsilon=1e6, delta=1e-5, solver="sgd", privacy="full", data_norm=3.0,
+                         batch_size=5, n_noisy_steps=200, random_state=0),
     DPLinearSVC(epsilon=1e6, random_state=0),
     DPLinearSVC(epsilon=1e6, solver="output", random_state=0),
     NormalizedRandomFourierFeatures(random_state=0),

@@ -43,7 +43,6 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
-from ..accounting import PrivacySpend
 from ._losses import HuberHingeLoss, LogisticLoss
 from ._preprocessing import clipped_design, plan_row_bound
 from ._solvers import SOLVERS, ERMSetting
@@ -93,22 +92,21 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         # parameters): a configuration error costs no budget, and the bound, Lambda
         # and the mechanism's parameters are fixed before any label is read.
         solver = SOLVERS[self.solver]
-        if solver.zcdp and not 0 < self._delta < 1:
+        if solver.gaussian and not 0 < self._delta < 1:
             raise ValueError(
-                f"solver={self.solver!r} is (epsilon, delta)-DP through zCDP: delta must lie "
-                f"in (0, 1); got {self._delta!r}."
+                f"solver={self.solver!r} adds Gaussian noise and is (epsilon, delta)-DP: "
+                f"delta must lie in (0, 1); got {self._delta!r}."
             )
-        if not solver.zcdp and self._delta != 0:
+        if not solver.gaussian and self._delta != 0:
+            gaussian = [name for name, other in SOLVERS.items() if other.gaussian]
             raise ValueError(
                 f"solver={self.solver!r} is pure epsilon-DP: delta must be 0.0; got "
-                f"{self._delta!r}. delta applies to solver='newton' or 'fc'."
+                f"{self._delta!r}. delta applies to the Gaussian solvers {gaussian}."
             )
         setting = self._setting(X.shape[0], classes.size)
         params = solver.calibrate(setting)
         data_norm, bound_attributes = plan_row_bound(X, self.data_norm, privacy=self.privacy)
-        spend = PrivacySpend.leaf(
-            solver.mechanism, self.epsilon, self._delta, privacy=self.privacy, **params
-        )
+        spend = solver.privacy_spend(setting, params)
         plan = {"setting": setting, "mechanism_params": params, "data_norm": data_norm,
                 "bound_attributes": bound_attributes}
         return spend, plan
@@ -152,7 +150,7 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
 
 
 class DPLogisticRegression(_BasePrivateERM):
-    """Logistic regression with label DP (or full DP): private ERM, DP-Newton or DP-FC.
+    """Logistic regression with label DP (or full DP): private ERM, DP-Newton, DP-FC, DP-SGD.
 
     Minimises ``J(f) = (1/n) sum_i log(1 + exp(-y_i f.z_i)) + (Lambda/2)
     ||f||^2`` over the mapped rows ``z``: each row clipped to ``data_norm``,
@@ -165,8 +163,9 @@ class DPLogisticRegression(_BasePrivateERM):
     features. With ``K > 2`` classes, one-vs-rest.
 
     The solvers (``solver``) are calibrated from public quantities only
-    (``epsilon``, ``delta``, ``n``, ``C``, the number of classes); the fitted
-    ``mechanism_params_`` holds what they chose.
+    (``epsilon``, ``delta``, ``n``, ``C``, the number of classes, the step
+    count, batch size and clipping norm); the fitted ``mechanism_params_``
+    holds what they chose.
 
     - ``"objective"`` (the default) and ``"output"``: objective and output
       perturbation (Chaudhuri et al. 2011), pure epsilon-DP (``delta=0``).
@@ -208,6 +207,35 @@ class DPLogisticRegression(_BasePrivateERM):
       ``Lambda I``; FC by ``G / (4n) + Lambda I``, the logistic loss's fixed
       curvature bound. Noisy matrices get symmetric noise ``(E + E^T) / 2``
       with ``E`` iid. ``max_iter`` and ``tol`` are not used.
+    - ``"sgd"`` and ``"adam"``: DP-SGD (Abadi et al. 2016) and its Adam variant
+      DP-Adam, the first-order baseline of Mehta et al. (2023), on the same
+      per-class sigmoid cross-entropy: ``T = n_noisy_steps`` steps from 0, each
+      releasing a noisy mean gradient (the sum of the batch's per-example
+      gradients plus Gaussian noise of std ``s`` times its sensitivity,
+      divided by the expected batch size ``q n``), then a step of plain SGD
+      or of Adam (``beta1 = 0.9``, ``beta2 = 0.999``, ``1e-8``, bias-corrected)
+      with ``learning_rate``, both post-processing. ``delta`` in (0, 1).
+
+      * Full batch (``batch_size=None``, ``q = 1``), accounted in zCDP:
+        ``rho = T / (2 s^2)`` exactly, the largest ``rho`` that converts to
+        ``(epsilon, delta)``. Under label DP no gradient is clipped: a label
+        change moves one example's gradient ``(sigmoid(theta z) - e) z^T`` by
+        ``(e_old - e_new) z^T``, of Frobenius norm at most ``sqrt(2)`` (1 for
+        two classes). Under full DP (add/remove one example) every
+        per-example gradient, the whole ``m x d`` matrix, is clipped to
+        ``max_grad_norm`` in Frobenius norm, the sensitivity.
+      * Poisson minibatches (``batch_size=b``, full DP only): every row joins
+        each step's batch independently with probability ``q = b / n``,
+        gradients are clipped to ``max_grad_norm``, and ``s`` is the smallest
+        noise multiplier whose ``T`` subsampled-Gaussian steps are within
+        ``(epsilon, delta)`` by dp-accounting's Renyi-DP accountant (the
+        ``accounting`` extra); ``epsilon_`` is that accountant's value, at most
+        ``epsilon``. Replacing one label is not the add/remove relation this
+        accounting covers, so ``batch_size`` with ``privacy="label"`` raises a
+        ``ValueError`` (before any budget is charged).
+
+      The sampling and the noise come from the fit's mechanism generator;
+      ``max_iter`` and ``tol`` are not used.
 
     Row-norm bound. ``data_norm="auto"`` (the default) is the 99th percentile
     of the L2 row norms of the training ``X``, so about 1% of the rows (the
@@ -227,7 +255,7 @@ class DPLogisticRegression(_BasePrivateERM):
         Label-DP epsilon of the fit (full DP with ``privacy="full"``).
     delta : float, default=0.0
         Must be 0 for ``"objective"`` and ``"output"`` (pure DP); in (0, 1) for
-        ``"newton"`` and ``"fc"``.
+        ``"newton"``, ``"fc"``, ``"sgd"`` and ``"adam"``.
     C : float, default=1.0
         Inverse regularisation strength, scikit-learn's: ``Lambda = 1 / (2 C
         n)`` on the mapped rows, ``1 / (C n)`` without intercept.
@@ -236,11 +264,11 @@ class DPLogisticRegression(_BasePrivateERM):
         the 99th percentile of the row norms of the training ``X``, which clips
         about 1% of the rows (the largest row norm if that percentile is 0, 1
         if every row is zero).
-    solver : {"objective", "output", "newton", "fc"}, default="objective"
+    solver : {"objective", "output", "newton", "fc", "sgd", "adam"}, default="objective"
     privacy : {"label", "full"}, default="label"
         ``"label"``: neighbouring datasets differ in one label. ``"full"``:
         they differ in one whole example (substitution for objective/output,
-        add/remove for newton/fc); a full-DP fit is also label-DP.
+        add/remove for newton/fc/sgd/adam); a full-DP fit is also label-DP.
     fit_intercept : bool, default=True
         Fit an intercept as a constant feature inside the norm bound (it is
         regularised).
@@ -251,8 +279,23 @@ class DPLogisticRegression(_BasePrivateERM):
         Gradient-norm tolerance of the exact minimiser (``"objective"``,
         ``"output"``).
     n_noisy_steps : int, default=10
-        Number ``T`` of noisy steps of ``"newton"`` and ``"fc"``; the noise per
-        step grows like ``sqrt(T)``.
+        Number ``T`` of noisy steps of ``"newton"``, ``"fc"``, ``"sgd"`` and
+        ``"adam"``; the noise per step grows like ``sqrt(T)`` (full batch). The
+        first-order solvers usually want tens to hundreds of steps.
+    batch_size : int, default=None
+        ``"sgd"`` and ``"adam"`` only: the expected size ``b`` of a Poisson
+        batch (sampling rate ``b / n``, ``1 <= b <= n``), under
+        ``privacy="full"`` only; ``None``: full batch.
+    learning_rate : float, default=None
+        ``"sgd"`` and ``"adam"`` only; ``None``: 4 for ``"sgd"`` (the inverse
+        of the logistic loss's curvature bound 1/4: on rows of norm at most 1 a
+        noiseless step never increases ``J`` while ``Lambda <= 1/4``), 0.1 for
+        ``"adam"``.
+    max_grad_norm : float, default=None
+        ``"sgd"`` and ``"adam"`` under ``privacy="full"``: the Frobenius norm
+        every per-example gradient is clipped to, which is the sensitivity;
+        ``None``: 1 for two classes, ``sqrt(K)`` for ``K > 2``, a bound every
+        gradient already meets, so nothing is clipped. Unused under label DP.
     classes : array-like, default=None
         All possible labels; ``None`` infers them from ``y`` and emits a
         :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`.
@@ -270,10 +313,10 @@ class DPLogisticRegression(_BasePrivateERM):
     coef_ : ndarray of shape (1, n_features) for two classes, else (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
     n_iter_ : int
-        ``n_noisy_steps``, for the solvers "newton" and "fc" only. Objective and
-        output perturbation do not report their optimiser's iteration count:
-        it depends on the labels, and the guarantee covers only the
-        coefficients.
+        ``n_noisy_steps``, for the solvers "newton", "fc", "sgd" and "adam"
+        only. Objective and output perturbation do not report their
+        optimiser's iteration count: it depends on the labels, and the
+        guarantee covers only the coefficients.
     mechanism_params_ : dict
         The calibrated parameters of the mechanism, all public (functions of
         ``epsilon``, ``delta``, ``n``, ``C`` and the number of classes).
@@ -286,7 +329,12 @@ class DPLogisticRegression(_BasePrivateERM):
         (``Delta``); for ``"newton"`` and ``"fc"``: ``n_noisy_steps``, ``rho``,
         ``noise_multiplier`` (``s``), ``sensitivities`` and ``noise_stds`` (per
         released statistic: ``"gradient"``, and ``"hessian"`` or ``"gram"``
-        under full DP).
+        under full DP); for ``"sgd"`` and ``"adam"``: ``n_noisy_steps``,
+        ``noise_multiplier`` (``s``), ``sample_rate`` (``q``),
+        ``expected_batch_size`` (``q n``), ``clip_norm`` (``None`` under label
+        DP), ``learning_rate``, ``sensitivities`` and ``noise_stds`` (key
+        ``"gradient"``, the noise on the released mean), and ``rho`` for full
+        batch.
     data_norm_ : float
         The row-norm bound used (``data_norm``, or for ``"auto"`` the 99th
         percentile of the row norms).
@@ -311,7 +359,9 @@ class DPLogisticRegression(_BasePrivateERM):
        empirical risk minimization. JMLR 12, 2011.
     .. [2] H. Mehta, W. Krichene, A. Thakurta, A. Kurakin, A. Cutkosky.
        Differentially private image classification from features. TMLR 2023:
-       DP-Newton and DP-FC, full batch, zCDP.
+       DP-Newton and DP-FC, full batch, zCDP; DP-Adam as their baseline.
+    .. [3] M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar,
+       L. Zhang. Deep learning with differential privacy. CCS 2016: DP-SGD.
 
     Examples
     --------
@@ -329,8 +379,11 @@ class DPLogisticRegression(_BasePrivateERM):
     _parameter_constraints: dict = {
         **_BasePrivateERM._parameter_constraints,
         "delta": [Interval(Real, 0, 1, closed="left")],
-        "solver": [StrOptions({"objective", "output", "newton", "fc"})],
+        "solver": [StrOptions({"objective", "output", "newton", "fc", "sgd", "adam"})],
         "n_noisy_steps": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), None],
+        "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
+        "max_grad_norm": [Interval(Real, 0, None, closed="neither"), None],
     }
 
     def __init__(
@@ -346,6 +399,9 @@ class DPLogisticRegression(_BasePrivateERM):
         max_iter=1000,
         tol=1e-6,
         n_noisy_steps=10,
+        batch_size=None,
+        learning_rate=None,
+        max_grad_norm=None,
         classes=None,
         random_state=None,
         accountant=None,
@@ -360,6 +416,9 @@ class DPLogisticRegression(_BasePrivateERM):
         self.max_iter = max_iter
         self.tol = tol
         self.n_noisy_steps = n_noisy_steps
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.max_grad_norm = max_grad_norm
         self.classes = classes
         self.random_state = random_state
         self.accountant = accountant
@@ -372,7 +431,11 @@ class DPLogisticRegression(_BasePrivateERM):
         return LogisticLoss()
 
     def _setting(self, n_samples, n_classes):
-        return replace(super()._setting(n_samples, n_classes), n_noisy_steps=self.n_noisy_steps)
+        return replace(
+            super()._setting(n_samples, n_classes), n_noisy_steps=self.n_noisy_steps,
+            batch_size=self.batch_size, learning_rate=self.learning_rate,
+            max_grad_norm=self.max_grad_norm,
+        )
 
     def predict_proba(self, X):
         """Class probabilities: the sigmoid of the scores, normalised over classes for K > 2.

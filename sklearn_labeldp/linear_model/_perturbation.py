@@ -12,13 +12,16 @@ fitted model exposes them as ``mechanism_params_``.
 - DP-Newton and DP-FC (Mehta, Krichene, Thakurta, Kurakin and Cutkosky 2023),
   Gaussian noise accounted in zCDP (Bun and Steinke 2016):
   :func:`second_order_params`.
+- DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1): full
+  batch in zCDP, Poisson minibatches with the subsampled-Gaussian accountant
+  of dp-accounting: :func:`first_order_params`.
 """
 
 import math
 
 import numpy as np
 
-from ..accounting import approx_dp_to_zcdp
+from ..accounting import approx_dp_to_zcdp, subsampled_gaussian_noise_multiplier
 from ._losses import LogisticLoss, neighbour_bounds
 
 
@@ -305,4 +308,142 @@ def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, pr
         n_problems=n_problems, regularization=reg, n_noisy_steps=n_noisy_steps, rho=rho,
         noise_multiplier=s, sensitivities=sensitivities,
         noise_stds={key: s * value / n_samples for key, value in sensitivities.items()},
+    )
+
+
+# The learning rates of DP-SGD and DP-Adam when ``learning_rate=None``. SGD: 4 is
+# 1 / c with c = 1/4 the logistic loss's curvature bound; on rows of norm <= 1, J is
+# (1/4 + Lambda)-smooth, so a noiseless step of 4 <= 2 / (1/4 + Lambda) never
+# increases it while Lambda <= 1/4 (for Lambda = 0 it is DP-FC's step with G / n <= I).
+# Adam: its steps are about learning_rate per coordinate whatever the gradient's
+# scale; 0.1 moves the coefficients of the mapped rows far enough in tens of steps.
+DEFAULT_LEARNING_RATES = {"sgd": 4.0, "adam": 0.1}
+
+
+def first_order_sensitivity(n_classes, privacy, max_grad_norm):
+    """The clipping norm and the L2 sensitivity of the summed gradient of DP-SGD/DP-Adam.
+
+    One example's gradient of the per-class sigmoid cross-entropy is ``r z^T``
+    (``m x d``, ``m = 1`` for two classes, else ``K``), with residual ``r =
+    sigmoid(theta z) - e`` in ``(-1, 1)^m`` and ``||z|| <= 1``:
+
+    - label DP (``z`` stays, the label changes): the sum changes by ``(e_old -
+      e_new) z^T``, of Frobenius norm ``<= sqrt(2)`` (``<= 1`` when ``m = 1``):
+      no clipping is needed;
+    - full DP (add or remove one example): each per-example gradient is
+      clipped to ``C = max_grad_norm`` in Frobenius norm, and the sum changes
+      by at most ``C``. ``None`` takes ``C = sqrt(m)``, the bound ``||r|| ||z||
+      <= sqrt(m)`` that every gradient already satisfies (nothing is clipped,
+      and the sensitivity is DP-Newton's ``sqrt(m)``).
+
+    Parameters
+    ----------
+    n_classes : int
+    privacy : {"label", "full"}
+    max_grad_norm : float or None
+
+    Returns
+    -------
+    clip_norm : float or None
+        ``None`` under label DP (no clipping).
+    sensitivity : float
+    """
+    m = 1 if n_classes == 2 else n_classes
+    if privacy == "label":
+        return None, 1.0 if m == 1 else math.sqrt(2.0)
+    clip = math.sqrt(m) if max_grad_norm is None else float(max_grad_norm)
+    return clip, clip
+
+
+def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, privacy,
+                       n_noisy_steps, batch_size, max_grad_norm, learning_rate):
+    """The public parameters of DP-SGD or DP-Adam at ``(epsilon, delta)``.
+
+    Each of the ``T = n_noisy_steps`` steps releases the sum of the (clipped)
+    per-example gradients of a batch plus Gaussian noise of std ``s`` times its
+    sensitivity (:func:`first_order_sensitivity`), divided by the expected
+    batch size ``q n``:
+
+    - full batch (``batch_size=None``, ``q = 1``): ``T`` Gaussian releases are
+      ``rho = T / (2 s^2)``-zCDP exactly; ``rho`` is the largest value whose
+      conversion (Canonne, Kamath and Steinke 2020) is within ``(epsilon,
+      delta)``, and ``s = sqrt(T / (2 rho))``. Label DP or full DP (add/remove).
+    - Poisson minibatches (``batch_size = b``, ``q = b / n``, full DP only):
+      ``T`` compositions of the Poisson-subsampled Gaussian mechanism (Abadi et
+      al. 2016) for add/remove neighbours; ``s`` is the smallest noise
+      multiplier whose dp-accounting RDP epsilon is at most ``epsilon``
+      (:func:`~sklearn_labeldp.accounting.subsampled_gaussian_noise_multiplier`).
+      Under label DP neighbours differ by replacing one label, a relation this
+      accounting does not cover: refused.
+
+    Every check here reads public quantities only, so a bad configuration
+    raises before any budget is charged.
+
+    Parameters
+    ----------
+    optimizer : {"sgd", "adam"}
+    epsilon : float
+    delta : float
+        In (0, 1).
+    n_samples : int
+    n_classes : int
+    reg : float
+        ``Lambda``.
+    privacy : {"label", "full"}
+    n_noisy_steps : int
+    batch_size : int or None
+        Expected batch size ``b`` (``1 <= b <= n``); ``None``: full batch.
+    max_grad_norm : float or None
+        Per-example clipping norm under full DP (see
+        :func:`first_order_sensitivity`); unused under label DP.
+    learning_rate : float or None
+        ``None``: ``DEFAULT_LEARNING_RATES[optimizer]``.
+
+    Returns
+    -------
+    dict
+        ``n_problems``, ``regularization``, ``n_noisy_steps``, ``learning_rate``,
+        ``sample_rate`` (``q``), ``expected_batch_size`` (``q n``),
+        ``clip_norm`` (``None`` under label DP), ``noise_multiplier`` (``s``),
+        ``sensitivities`` and ``noise_stds`` (key ``"gradient"``: the
+        sensitivity of the summed gradient, and the std of the noise on each
+        released mean, ``s * sensitivity / (q n)``), and for full batch ``rho``.
+
+    Raises
+    ------
+    ValueError
+        A minibatch under label DP, ``batch_size > n_samples``, or an epsilon
+        too small for any noise.
+    """
+    if batch_size is not None:
+        if privacy == "label":
+            raise ValueError(
+                f"batch_size={batch_size!r}: minibatch DP-SGD is offered under "
+                "privacy='full' (Poisson sampling is accounted for adding or removing one "
+                "example, not for replacing a label); use batch_size=None (full batch) for "
+                "label DP."
+            )
+        if batch_size > n_samples:
+            raise ValueError(
+                f"batch_size={batch_size!r} is larger than the number of training samples "
+                f"({n_samples}); it is the expected size of a Poisson batch."
+            )
+    m = 1 if n_classes == 2 else n_classes
+    clip_norm, sensitivity = first_order_sensitivity(n_classes, privacy, max_grad_norm)
+    sample_rate = 1.0 if batch_size is None else batch_size / n_samples
+    params = dict(n_problems=m, regularization=reg, n_noisy_steps=n_noisy_steps)
+    if sample_rate == 1.0:
+        rho = approx_dp_to_zcdp(epsilon, delta)
+        if rho <= 0:
+            raise ValueError(f"epsilon={epsilon!r} is too small for any positive rho.")
+        s = math.sqrt(n_noisy_steps / (2.0 * rho))
+        params["rho"] = rho
+    else:
+        s = subsampled_gaussian_noise_multiplier(epsilon, sample_rate, n_noisy_steps, delta)
+    expected = sample_rate * n_samples
+    lr = DEFAULT_LEARNING_RATES[optimizer] if learning_rate is None else float(learning_rate)
+    return dict(
+        params, learning_rate=lr, sample_rate=sample_rate, expected_batch_size=expected,
+        clip_norm=clip_norm, noise_multiplier=s, sensitivities={"gradient": sensitivity},
+        noise_stds={"gradient": s * sensitivity / expected},
     )

@@ -3,13 +3,15 @@
 Each solver is a small object with
 
 - ``mechanism``: its name in the fitted ``privacy_spend_``;
-- ``zcdp``: True for Gaussian noise accounted in zCDP (``delta`` in (0, 1)),
-  False for pure epsilon-DP (``delta`` must be 0);
+- ``gaussian``: True for Gaussian noise, (epsilon, delta)-DP (``delta`` in
+  (0, 1)), False for pure epsilon-DP (``delta`` must be 0);
 - ``reports_n_iter``: whether its step count is a public parameter, reported
   as ``n_iter_`` (an optimiser's iteration count depends on the labels and is
   not);
 - ``calibrate(setting)``: the public mechanism parameters (a dict, the fitted
   ``mechanism_params_``), from an :class:`ERMSetting` and nothing else;
+- ``privacy_spend(setting, params)``: the :class:`PrivacySpend` the fit
+  charges, from the same public information;
 - ``train(codes, *, Z, setting, params, random_state)``: the private training,
   label codes first, called only through ``PrivateLabels.release``; returns
   the coefficients of every binary problem on the mapped features ``Z``.
@@ -17,15 +19,24 @@ Each solver is a small object with
 Solvers: objective and output perturbation (Chaudhuri, Monteleoni and Sarwate
 2011) through :func:`perturbed_erm`, DP-Newton and DP-FC (Mehta, Krichene,
 Thakurta, Kurakin and Cutkosky 2023) through
-:func:`~sklearn_labeldp.linear_model._second_order.noisy_second_order_logistic`.
+:func:`~sklearn_labeldp.linear_model._second_order.noisy_second_order_logistic`,
+DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1) through
+:func:`~sklearn_labeldp.linear_model._first_order.noisy_first_order_logistic`.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..accounting import PrivacySpend
+from ._first_order import noisy_first_order_logistic
 from ._minimise import minimise
-from ._perturbation import perturbation_params, sample_l2_gamma_noise, second_order_params
+from ._perturbation import (
+    first_order_params,
+    perturbation_params,
+    sample_l2_gamma_noise,
+    second_order_params,
+)
 from ._second_order import noisy_second_order_logistic
 
 
@@ -47,7 +58,15 @@ class ERMSetting:
     max_iter : int
         Iterations allowed to the exact minimiser (objective/output).
     n_noisy_steps : int or None
-        Noisy steps of DP-Newton and DP-FC; None for a loss without them.
+        Noisy steps of DP-Newton, DP-FC, DP-SGD and DP-Adam; None for a loss
+        without them.
+    batch_size : int or None
+        Expected Poisson batch size of DP-SGD and DP-Adam; None: full batch.
+    learning_rate : float or None
+        Of DP-SGD and DP-Adam; None: the optimiser's default.
+    max_grad_norm : float or None
+        Per-example clipping norm of DP-SGD and DP-Adam under full DP; None:
+        the a-priori bound.
     """
 
     epsilon: float
@@ -60,6 +79,9 @@ class ERMSetting:
     tol: float
     max_iter: int
     n_noisy_steps: int = None
+    batch_size: int = None
+    learning_rate: float = None
+    max_grad_norm: float = None
 
 
 def perturbed_erm(codes, *, Z, n_classes, loss, solver, params, tol, max_iter, random_state):
@@ -110,10 +132,19 @@ def perturbed_erm(codes, *, Z, n_classes, loss, solver, params, tol, max_iter, r
     return coef
 
 
-class _Perturbation:
+class _Solver:
+    """A leaf spend at the fit's ``(epsilon, delta)`` recording its parameters."""
+
+    def privacy_spend(self, setting, params):
+        return PrivacySpend.leaf(
+            self.mechanism, setting.epsilon, setting.delta, privacy=setting.privacy, **params
+        )
+
+
+class _Perturbation(_Solver):
     """Objective or output perturbation: pure epsilon-DP, needs the exact minimiser."""
 
-    zcdp = False
+    gaussian = False
     reports_n_iter = False
 
     def __init__(self, kind):
@@ -135,10 +166,10 @@ class _Perturbation:
         )
 
 
-class _SecondOrder:
+class _SecondOrder(_Solver):
     """DP-Newton or DP-FC (logistic loss only): Gaussian noise, zCDP, a public step count."""
 
-    zcdp = True
+    gaussian = True
     reports_n_iter = True
 
     def __init__(self, kind, mechanism):
@@ -161,9 +192,56 @@ class _SecondOrder:
         )
 
 
+class _FirstOrder(_Solver):
+    """DP-SGD or DP-Adam (logistic loss only): Gaussian noise, a public step count.
+
+    Full batch: a zCDP leaf (``params["rho"]``) at the fit's ``(epsilon,
+    delta)``. Poisson minibatches (full DP): a subsampled-Gaussian leaf whose
+    epsilon is dp-accounting's RDP bound at ``delta``, at most the fit's.
+    """
+
+    gaussian = True
+    reports_n_iter = True
+
+    def __init__(self, kind, mechanism):
+        self.kind = kind
+        self.mechanism = mechanism
+
+    def calibrate(self, setting):
+        return first_order_params(
+            self.kind, epsilon=setting.epsilon, delta=setting.delta,
+            n_samples=setting.n_samples, n_classes=setting.n_classes,
+            reg=setting.regularization, privacy=setting.privacy,
+            n_noisy_steps=setting.n_noisy_steps, batch_size=setting.batch_size,
+            max_grad_norm=setting.max_grad_norm, learning_rate=setting.learning_rate,
+        )
+
+    def privacy_spend(self, setting, params):
+        if params["sample_rate"] == 1.0:
+            return super().privacy_spend(setting, params)
+        spend = PrivacySpend.subsampled_gaussian(
+            params["noise_multiplier"], params["sample_rate"], params["n_noisy_steps"],
+            setting.delta, mechanism=self.mechanism,
+        )
+        # The same record with every public parameter of the fit (two of their names are
+        # arguments of subsampled_gaussian, hence the second step; the budget is re-checked).
+        return replace(spend, params={"privacy": setting.privacy, **params, **spend.params})
+
+    def train(self, codes, *, Z, setting, params, random_state):
+        return noisy_first_order_logistic(
+            codes, Z=Z, n_classes=setting.n_classes, optimizer=self.kind,
+            n_noisy_steps=params["n_noisy_steps"], reg=params["regularization"],
+            learning_rate=params["learning_rate"], sample_rate=params["sample_rate"],
+            clip_norm=params["clip_norm"], expected_batch_size=params["expected_batch_size"],
+            noise_std=params["noise_stds"]["gradient"], random_state=random_state,
+        )
+
+
 SOLVERS = {
     "objective": _Perturbation("objective"),
     "output": _Perturbation("output"),
     "newton": _SecondOrder("newton", "DP-Newton"),
     "fc": _SecondOrder("fc", "DP-FC"),
+    "sgd": _FirstOrder("sgd", "DP-SGD"),
+    "adam": _FirstOrder("adam", "DP-Adam"),
 }

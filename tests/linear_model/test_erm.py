@@ -661,12 +661,12 @@ def test_every_solver_is_in_the_table_and_recorded_in_the_spend(Estimator):
     solvers = Estimator._parameter_constraints["solver"][0].options
     assert solvers <= set(SOLVERS)
     if Estimator is DPLinearSVC:
-        assert not any(SOLVERS[name].zcdp for name in solvers)  # no Gaussian solver for SVC
+        assert not any(SOLVERS[name].gaussian for name in solvers)  # no Gaussian solver for SVC
     X, y = make_classification(200, 4, random_state=0)
     for name in sorted(solvers):
         clf = Estimator(epsilon=1.0, solver=name, data_norm=20.0, classes=[0, 1],
                         random_state=0)
-        if SOLVERS[name].zcdp:
+        if SOLVERS[name].gaussian:
             clf.set_params(delta=1e-5)
         spend = clf.fit(X, y).privacy_spend_
         assert spend.mechanism == SOLVERS[name].mechanism

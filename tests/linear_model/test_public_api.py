@@ -20,6 +20,10 @@ CASES = {
     "logistic-newton": DPLogisticRegression(solver="newton", delta=1e-5, n_noisy_steps=3),
     "logistic-fc-full": DPLogisticRegression(solver="fc", delta=1e-5, privacy="full",
                                              data_norm=8.0),
+    "logistic-adam": DPLogisticRegression(solver="adam", delta=1e-5, n_noisy_steps=5),
+    "logistic-sgd-full-minibatch": DPLogisticRegression(
+        solver="sgd", delta=1e-5, privacy="full", batch_size=30, n_noisy_steps=5, data_norm=8.0
+    ),
     "svc-objective": DPLinearSVC(),
     "svc-output": DPLinearSVC(solver="output"),
 }
@@ -62,7 +66,7 @@ def test_fitted_attributes_and_label_independent_mechanism_record(name):
                 "privacy_spend_", "mechanism_params_", "data_norm_"}
     if estimator.privacy == "label":
         expected.add("clipped_fraction_")
-    if getattr(estimator, "solver", None) in ("newton", "fc"):
+    if getattr(estimator, "solver", None) in ("newton", "fc", "sgd", "adam"):
         expected.add("n_iter_")  # the public step count
     assert fitted == expected
     # The calibrated parameters are public: the same for any labels.
