@@ -210,7 +210,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         ``"secure"``; an int or generator is a replay key, and pickling a
         model fitted with one warns (see :ref:`randomness`).
     accountant : BudgetAccountant, default=None
-        Charged with (epsilon_, delta_) before any label is used.
+        Charged with ``(epsilon_, delta_)`` before any label is used.
     n_jobs : int, default=None
         Teachers fitted in parallel with joblib (``None`` means 1 unless in a
         :func:`joblib.parallel_backend` context).
@@ -220,9 +220,9 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     classes_ : ndarray of shape (n_classes,)
     estimator_ : estimator
         The fitted student; predictions delegate to it.
-    answered_indices_ : ndarray of shape (n_answered_,)
+    answered_indices_ : ndarray of shape (n_answered,)
         Training rows of the answered queries.
-    answered_labels_ : ndarray of shape (n_answered_,)
+    answered_labels_ : ndarray of shape (n_answered,)
         Their noisy labels (entries of ``classes_``): the DP release.
     n_answered_ : int
         Number of answered queries (all of them for LNMax and GNMax).
