@@ -3,6 +3,7 @@
 import numpy as np
 
 from ..utils import check_generator
+from ._dask import is_dask, map_mechanism
 from ._validation import (
     CHUNK_ELEMENTS,
     check_epsilon,
@@ -54,8 +55,12 @@ def laplace_one_hot(y, *, epsilon, n_classes, random_state=None):
 
     Parameters
     ----------
-    y : array-like of shape (n_samples,)
-        Integer label codes in ``[0, n_classes)``.
+    y : array-like or dask.array.Array of shape (n_samples,)
+        Integer label codes in ``[0, n_classes)``. A dask array gives a lazy
+        dask array chunked like ``y`` along rows: each block is drawn from its
+        own generator spawned from ``random_state`` (so an int seed replays
+        the output for the same chunking only), and its codes are checked
+        when it is computed.
     epsilon : float
         Privacy parameter, finite and > 0.
     n_classes : int
@@ -67,10 +72,11 @@ def laplace_one_hot(y, *, epsilon, n_classes, random_state=None):
 
     Returns
     -------
-    ndarray of shape (n_samples, n_classes), float64
+    ndarray or dask.array.Array of shape (n_samples, n_classes), float64
         The noisy one-hot vectors ``o``, rounded to multiples of ``2**-20``
         (post-processing that removes the floating-point pattern of the noise;
-        Mironov 2012).
+        Mironov 2012); a dask array, with the K columns in one chunk, for a
+        dask ``y``.
 
     See Also
     --------
@@ -93,6 +99,9 @@ def laplace_one_hot(y, *, epsilon, n_classes, random_state=None):
     >>> o.shape, o.argmax(axis=1)
     ((2, 3), array([0, 2]))
     """
+    if is_dask(y):
+        return map_mechanism(laplace_one_hot, y, random_state=random_state, epsilon=epsilon,
+                             n_classes=n_classes)
     epsilon = check_epsilon(epsilon)
     n_classes = check_n_classes(n_classes)
     y = check_label_codes(y, n_classes)
@@ -109,8 +118,12 @@ def gaussian_one_hot(y, *, sigma, n_classes, random_state=None):
 
     Parameters
     ----------
-    y : array-like of shape (n_samples,)
-        Integer label codes in ``[0, n_classes)``.
+    y : array-like or dask.array.Array of shape (n_samples,)
+        Integer label codes in ``[0, n_classes)``. A dask array gives a lazy
+        dask array chunked like ``y`` along rows: each block is drawn from its
+        own generator spawned from ``random_state`` (so an int seed replays
+        the output for the same chunking only), and its codes are checked
+        when it is computed.
     sigma : float
         Noise standard deviation, finite and > 0.
     n_classes : int
@@ -122,10 +135,11 @@ def gaussian_one_hot(y, *, sigma, n_classes, random_state=None):
 
     Returns
     -------
-    ndarray of shape (n_samples, n_classes), float64
+    ndarray or dask.array.Array of shape (n_samples, n_classes), float64
         The noisy one-hot vectors ``o``, rounded to multiples of ``2**-20``
         (post-processing that removes the floating-point pattern of the noise;
-        Mironov 2012).
+        Mironov 2012); a dask array, with the K columns in one chunk, for a
+        dask ``y``.
 
     See Also
     --------
@@ -146,6 +160,9 @@ def gaussian_one_hot(y, *, sigma, n_classes, random_state=None):
     >>> gaussian_one_hot([1], sigma=1e-9, n_classes=2, random_state=0).round(6)
     array([[0., 1.]])
     """
+    if is_dask(y):
+        return map_mechanism(gaussian_one_hot, y, random_state=random_state, sigma=sigma,
+                             n_classes=n_classes)
     sigma = check_epsilon(sigma, name="sigma")
     n_classes = check_n_classes(n_classes)
     y = check_label_codes(y, n_classes)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ..utils import check_generator
+from ._dask import is_dask, map_mechanism
 from ._validation import check_epsilon, check_label_codes, check_n_classes
 
 __all__ = ["randomized_response", "randomized_response_distribution"]
@@ -38,8 +39,12 @@ def randomized_response(y, *, epsilon, n_classes, random_state=None):
 
     Parameters
     ----------
-    y : array-like of shape (n_samples,)
-        Integer label codes in ``[0, n_classes)``.
+    y : array-like or dask.array.Array of shape (n_samples,)
+        Integer label codes in ``[0, n_classes)``. A dask array gives a lazy
+        dask array chunked like ``y`` along rows: each block is drawn from its
+        own generator spawned from ``random_state`` (so an int seed replays
+        the output for the same chunking only), and its codes are checked
+        when it is computed.
     epsilon : float
         Privacy parameter, finite and > 0.
     n_classes : int
@@ -51,8 +56,8 @@ def randomized_response(y, *, epsilon, n_classes, random_state=None):
 
     Returns
     -------
-    ndarray of shape (n_samples,), int64
-        The randomized label codes.
+    ndarray or dask.array.Array of shape (n_samples,), int64
+        The randomized label codes (a dask array for a dask ``y``).
 
     See Also
     --------
@@ -72,6 +77,9 @@ def randomized_response(y, *, epsilon, n_classes, random_state=None):
     >>> randomized_response([0, 1, 2, 1], epsilon=50.0, n_classes=3, random_state=0)
     array([0, 1, 2, 1])
     """
+    if is_dask(y):
+        return map_mechanism(randomized_response, y, random_state=random_state,
+                             epsilon=epsilon, n_classes=n_classes)
     epsilon = check_epsilon(epsilon)
     n_classes = check_n_classes(n_classes)
     y = check_label_codes(y, n_classes)

@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..utils import check_generator
+from ._dask import is_dask, map_mechanism
 from ._validation import CHUNK_ELEMENTS, check_epsilon, check_label_codes, check_n_classes
 
 __all__ = ["debias_rappor", "rappor", "rappor_distribution"]
@@ -141,8 +142,12 @@ def rappor(y, *, epsilon, n_classes, random_state=None, sparse_output=False):
 
     Parameters
     ----------
-    y : array-like of shape (n_samples,)
-        Integer label codes in ``[0, n_classes)``.
+    y : array-like or dask.array.Array of shape (n_samples,)
+        Integer label codes in ``[0, n_classes)``. A dask array gives a lazy
+        dask array chunked like ``y`` along rows: each block is drawn from its
+        own generator spawned from ``random_state`` (so an int seed replays
+        the output for the same chunking only), and its codes are checked
+        when it is computed.
     epsilon : float
         Privacy parameter, finite and > 0.
     n_classes : int
@@ -157,12 +162,14 @@ def rappor(y, *, epsilon, n_classes, random_state=None, sparse_output=False):
         (9 from 2**31 ones on, where scipy needs 64-bit indices), so it is
         the smaller when ``q+ + (n_classes - 1) q-`` is below about
         ``n_classes / 5``, i.e. ``q-`` below about 0.2 (``eps`` above about 2.8).
+        Not with a dask ``y``, whose output is dense (ValueError).
 
     Returns
     -------
     ndarray of shape (n_samples, n_classes), uint8, or scipy.sparse.csr_matrix
         The bit vectors ``Z``, entries 0 or 1; the CSR matrix (uint8, sorted
-        indices) when ``sparse_output=True``.
+        indices) when ``sparse_output=True``; a dask array chunked like ``y``
+        along rows, with the K columns in one chunk, for a dask ``y``.
 
     See Also
     --------
@@ -191,6 +198,9 @@ def rappor(y, *, epsilon, n_classes, random_state=None, sparse_output=False):
     >>> z.shape, z.nnz, z.indices.tolist()
     ((2, 100000), 2, [0, 99999])
     """
+    if is_dask(y):
+        return map_mechanism(rappor, y, random_state=random_state, epsilon=epsilon,
+                             n_classes=n_classes, sparse_output=sparse_output)
     epsilon = check_epsilon(epsilon)
     n_classes = check_n_classes(n_classes)
     y = check_label_codes(y, n_classes)

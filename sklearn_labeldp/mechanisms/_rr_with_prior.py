@@ -17,6 +17,7 @@ import numpy as np
 
 from ..utils import check_generator
 from ._bit_select import nth_member
+from ._dask import is_dask, map_mechanism
 from ._randomized_response import _draw_randomized_response, _keep_probability
 from ._validation import (
     CHUNK_ELEMENTS,
@@ -329,11 +330,18 @@ def rr_with_prior(y, prior=None, *, epsilon, n_classes=None, random_state=None,
     (the same outputs from the same generator), in O(n_samples) memory
     whatever ``n_classes``.
 
+    Dask arrays are accepted for ``y`` and ``prior``: the output is then a
+    lazy dask array chunked like ``y``, one task per block of rows, each
+    block drawn from its own generator spawned from ``random_state`` (an int
+    seed replays the output for the same chunking only). A dask ``prior``
+    must be chunked like ``y`` along rows; a numpy one is split like ``y``.
+    Labels and prior values are checked block by block when it is computed.
+
     Parameters
     ----------
-    y : array-like of shape (n_samples,)
+    y : array-like or dask.array.Array of shape (n_samples,)
         Integer label codes in ``[0, n_classes)``.
-    prior : array-like of shape (n_samples, n_classes) or None, default=None
+    prior : array-like, dask.array.Array of shape (n_samples, n_classes) or None, default=None
         Public prior per example; nonnegative, rows with a positive entry
         (rows need not be normalised: only ratios matter). ``None`` is the
         uniform prior (no prior knowledge).
@@ -350,8 +358,9 @@ def rr_with_prior(y, prior=None, *, epsilon, n_classes=None, random_state=None,
 
     Returns
     -------
-    out : ndarray of shape (n_samples,), int64
-    k : ndarray of shape (n_samples,), int64
+    out : ndarray or dask.array.Array of shape (n_samples,), int64
+        A dask array when ``y`` or ``prior`` is one.
+    k : ndarray or dask.array.Array of shape (n_samples,), int64
         Only when ``return_k=True``.
 
     See Also
@@ -379,6 +388,9 @@ def rr_with_prior(y, prior=None, *, epsilon, n_classes=None, random_state=None,
     ...                                   random_state=0)).all())
     True
     """
+    if is_dask(y, prior):
+        return map_mechanism(rr_with_prior, y, prior, random_state=random_state,
+                             epsilon=epsilon, n_classes=n_classes, return_k=return_k)
     epsilon = check_epsilon(epsilon)
     if prior is None:
         if n_classes is None:
