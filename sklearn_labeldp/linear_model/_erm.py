@@ -56,6 +56,14 @@ def _feature_map(X, data_norm, fit_intercept):
     return clipped_design(X, data_norm, intercept=fit_intercept, scale=scale)
 
 
+def _example_attributes(spend):
+    """``example_epsilon_`` and ``example_delta_`` from a full-DP spend; none under label DP."""
+    if "example_epsilon" not in spend.params:
+        return {}
+    return {"example_epsilon_": spend.params["example_epsilon"],
+            "example_delta_": spend.params["example_delta"]}
+
+
 class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
     """Shared planning, fit and predictions of the private ERM models."""
 
@@ -108,7 +116,8 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         data_norm, bound_attributes = plan_row_bound(X, self.data_norm, privacy=self.privacy)
         spend = solver.privacy_spend(setting, params)
         plan = {"setting": setting, "mechanism_params": params, "data_norm": data_norm,
-                "bound_attributes": bound_attributes}
+                "bound_attributes": bound_attributes,
+                "example_attributes": _example_attributes(spend)}
         return spend, plan
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
@@ -130,7 +139,8 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
             fitted = {"coef_": coef / data_norm, "intercept_": np.zeros(coef.shape[0])}
         if solver.reports_n_iter:
             fitted["n_iter_"] = params["n_noisy_steps"]
-        return {**fitted, "mechanism_params_": params, **plan["bound_attributes"]}
+        return {**fitted, "mechanism_params_": params, **plan["bound_attributes"],
+                **plan["example_attributes"]}
 
     def decision_function(self, X):
         """Signed scores ``X @ coef_.T + intercept_`` (rows are not clipped).
@@ -167,6 +177,21 @@ class DPLogisticRegression(_BasePrivateERM):
     count, batch size and clipping norm); the fitted ``mechanism_params_``
     holds what they chose.
 
+    Privacy. ``(epsilon, delta)`` is always the label-DP budget charged to the
+    accountant, whose neighbouring relation is the change of one label, and
+    every solver is calibrated so that a label change costs at most that,
+    under ``privacy="full"`` too. ``privacy="full"`` protects whole examples
+    besides, for the relation of each solver's paper, and reports that
+    guarantee as ``example_epsilon_`` and ``example_delta_``: objective and
+    output perturbation are calibrated for substituting a whole example, which
+    covers a label change, so both guarantees are ``epsilon``; the Gaussian
+    solvers for adding or removing one. An add/remove ``(eps, delta)``
+    guarantee alone is not an ``(eps, delta)`` guarantee for a label change (a
+    removal followed by an addition: ``(2 eps, (1 + e^eps) delta)`` by group
+    privacy, Dwork and Roth 2014), so their noise is calibrated to the
+    label-change sensitivity of each release (zCDP, Bun and Steinke 2016) or,
+    for Poisson minibatches, through group privacy; see each solver below.
+
     - ``"objective"`` (the default) and ``"output"``: objective and output
       perturbation (Chaudhuri et al. 2011), pure epsilon-DP (``delta=0``).
       Under label DP a flip of one binary label moves that example's gradient
@@ -176,7 +201,8 @@ class DPLogisticRegression(_BasePrivateERM):
       proportional to ``exp(-eps ||b||)`` and no extra regularisation, and
       output perturbation adds ``b`` of density ``exp(-(n Lambda eps / g)
       ||b||)`` to the exact minimiser of ``J``. Under ``privacy="full"``
-      (substitution of a whole example) ``g = 2`` and ``r = 2``: objective
+      (substitution of a whole example, of which a label change is a special
+      case: ``example_epsilon_ == epsilon_``) ``g = 2`` and ``r = 2``: objective
       perturbation keeps ``eps' = eps - 2 log(1 + c / (n (Lambda + Delta)))``
       for its noise (``c = 1/4``), with ``Delta = 0`` when that is at least
       ``eps / 2`` and otherwise the extra regularisation ``Delta`` for which
@@ -196,17 +222,25 @@ class DPLogisticRegression(_BasePrivateERM):
     - ``"newton"`` and ``"fc"``: DP-Newton and DP-FC (Mehta et al. 2023),
       ``T = n_noisy_steps`` full-batch steps from 0 of all the binary problems
       at once, with Gaussian noise of std ``s * sensitivity / n`` on each
-      released mean, accounted in zCDP (``delta`` in (0, 1)). ``rho`` is the
-      largest zCDP parameter that converts to ``(epsilon, delta)``. Under label
-      DP only the gradients read the labels (L2 sensitivity ``sqrt(2)`` for K >
-      2, 1 for K = 2), so ``rho = T / (2 s^2)``; under full DP (add/remove one
-      example, as in Mehta et al.) the gradient (sensitivity ``sqrt(m)``) and,
-      for Newton, each step's Hessians (``sqrt(m) / 4``) or, for FC, the Gram
-      matrix once (1) are noised: ``rho = T / s^2`` (Newton) or ``(T + 1) / (2
-      s^2)`` (FC). Newton steps by the (noisy, PSD-projected) Hessian plus
-      ``Lambda I``; FC by ``G / (4n) + Lambda I``, the logistic loss's fixed
-      curvature bound. Noisy matrices get symmetric noise ``(E + E^T) / 2``
-      with ``E`` iid. ``max_iter`` and ``tol`` are not used.
+      released mean, accounted in zCDP (``delta`` in (0, 1)). ``rho``, the
+      zCDP parameter for a label change, is the largest that converts to
+      ``(epsilon, delta)``. Only the gradients read the labels: a label change
+      moves the gradient sum by ``(e_old - e_new) z^T`` (L2 norm ``sqrt(2)``
+      for K > 2, 1 for K = 2) and the Hessians and Gram matrix, functions of
+      the features and of the earlier outputs, not at all. Under label DP the
+      gradient's noise is scaled to that and the curvature is exact: ``rho = T
+      / (2 s^2)``. Under full DP (add/remove one example, as in Mehta et al.)
+      the gradient's noise is scaled to its add/remove sensitivity ``sqrt(m)``
+      and, for Newton, each step's Hessians (``sqrt(m) / 4``) or, for FC, the
+      Gram matrix once (1) are noised too; a label change then costs ``rho = T
+      Delta^2 / (2 m s^2)`` (``Delta`` = 1 or ``sqrt(2)`` as above), so the
+      gradient gets label DP's noise, and the add/remove guarantee of the same
+      noise, ``example_rho = T / s^2`` (Newton) or ``(T + 1) / (2 s^2)`` (FC),
+      is ``example_epsilon_`` at ``delta``. Newton steps by the (noisy,
+      PSD-projected) Hessian plus ``Lambda I``; FC by ``G / (4n) + Lambda I``,
+      the logistic loss's fixed curvature bound. Noisy matrices get symmetric
+      noise ``(E + E^T) / 2`` with ``E`` iid. ``max_iter`` and ``tol`` are not
+      used.
     - ``"sgd"`` and ``"adam"``: DP-SGD (Abadi et al. 2016) and its Adam variant
       DP-Adam, the first-order baseline of Mehta et al. (2023), on the same
       per-class sigmoid cross-entropy: ``T = n_noisy_steps`` steps from 0, each
@@ -216,23 +250,33 @@ class DPLogisticRegression(_BasePrivateERM):
       or of Adam (``beta1 = 0.9``, ``beta2 = 0.999``, ``1e-8``, bias-corrected)
       with ``learning_rate``, both post-processing. ``delta`` in (0, 1).
 
-      * Full batch (``batch_size=None``, ``q = 1``), accounted in zCDP:
-        ``rho = T / (2 s^2)`` exactly, the largest ``rho`` that converts to
-        ``(epsilon, delta)``. Under label DP no gradient is clipped: a label
-        change moves one example's gradient ``(sigmoid(theta z) - e) z^T`` by
-        ``(e_old - e_new) z^T``, of Frobenius norm at most ``sqrt(2)`` (1 for
-        two classes). Under full DP (add/remove one example) every
-        per-example gradient, the whole ``m x d`` matrix, is clipped to
-        ``max_grad_norm`` in Frobenius norm, the sensitivity.
+      * Full batch (``batch_size=None``, ``q = 1``), accounted in zCDP for a
+        label change: ``rho``, the largest that converts to ``(epsilon,
+        delta)``. Under label DP no gradient is clipped: a label change moves
+        one example's gradient ``(sigmoid(theta z) - e) z^T`` by ``(e_old -
+        e_new) z^T``, of Frobenius norm at most ``Delta = sqrt(2)`` (1 for two
+        classes), the sensitivity, and ``rho = T / (2 s^2)``. Under full DP
+        every per-example gradient, the whole ``m x d`` matrix, is clipped to
+        ``C = max_grad_norm`` in Frobenius norm, the add/remove sensitivity the
+        noise is scaled to; a label change moves the clipped sum by at most
+        ``min(2 C, Delta)`` (both clipped terms have norm ``<= C``, and
+        clipping is a projection onto a convex set, so it does not increase
+        their distance), so ``rho = T min(2 C, Delta)^2 / (2 s^2 C^2)`` and the
+        add/remove ``example_rho = T / (2 s^2)``.
       * Poisson minibatches (``batch_size=b``, full DP only): every row joins
-        each step's batch independently with probability ``q = b / n``,
-        gradients are clipped to ``max_grad_norm``, and ``s`` is the smallest
-        noise multiplier whose ``T`` subsampled-Gaussian steps are within
-        ``(epsilon, delta)`` by dp-accounting's Renyi-DP accountant (the
-        ``accounting`` extra); ``epsilon_`` is that accountant's value, at most
-        ``epsilon``. Replacing one label is not the add/remove relation this
-        accounting covers, so ``batch_size`` with ``privacy="label"`` raises a
-        ``ValueError`` (before any budget is charged).
+        each step's batch independently with probability ``q = b / n`` and
+        gradients are clipped to ``max_grad_norm``. dp-accounting's Renyi-DP
+        accountant (the ``accounting`` extra) covers adding or removing one
+        example only, so the label budget is reached by group privacy, as in
+        :class:`~sklearn_labeldp.nn.DPSGDClassifier`: ``s`` is the smallest
+        noise multiplier whose ``T`` subsampled-Gaussian steps are
+        ``(eps_ex, delta_ex)``-DP with ``eps_ex <= epsilon / 2`` and
+        ``delta_ex = delta / (1 + e^(epsilon / 2))``; ``example_epsilon_`` and
+        ``example_delta_`` are that add/remove guarantee and ``epsilon_ = 2
+        example_epsilon_``, ``delta_ = (1 + e^example_epsilon_) delta_ex`` the
+        label one (at most ``epsilon`` and ``delta``). Under label DP no
+        minibatch is offered: ``batch_size`` with ``privacy="label"`` raises
+        a ``ValueError`` (before any budget is charged).
 
       The sampling and the noise come from the fit's mechanism generator;
       ``max_iter`` and ``tol`` are not used.
@@ -252,10 +296,12 @@ class DPLogisticRegression(_BasePrivateERM):
     Parameters
     ----------
     epsilon : float, default=1.0
-        Label-DP epsilon of the fit (full DP with ``privacy="full"``).
+        Label-DP epsilon of the fit, charged to the accountant, also under
+        ``privacy="full"`` (whose example-level guarantee is
+        ``example_epsilon_``).
     delta : float, default=0.0
-        Must be 0 for ``"objective"`` and ``"output"`` (pure DP); in (0, 1) for
-        ``"newton"``, ``"fc"``, ``"sgd"`` and ``"adam"``.
+        Label-DP delta. Must be 0 for ``"objective"`` and ``"output"`` (pure
+        DP); in (0, 1) for ``"newton"``, ``"fc"``, ``"sgd"`` and ``"adam"``.
     C : float, default=1.0
         Inverse regularisation strength, scikit-learn's: ``Lambda = 1 / (2 C
         n)`` on the mapped rows, ``1 / (C n)`` without intercept.
@@ -266,9 +312,12 @@ class DPLogisticRegression(_BasePrivateERM):
         if every row is zero).
     solver : {"objective", "output", "newton", "fc", "sgd", "adam"}, default="objective"
     privacy : {"label", "full"}, default="label"
-        ``"label"``: neighbouring datasets differ in one label. ``"full"``:
-        they differ in one whole example (substitution for objective/output,
-        add/remove for newton/fc/sgd/adam); a full-DP fit is also label-DP.
+        ``"label"``: the features are public, only the labels are protected.
+        ``"full"``: whole examples are protected too, for the substitution of
+        one example (objective/output) or adding or removing one
+        (newton/fc/sgd/adam), reported as ``example_epsilon_`` and
+        ``example_delta_``. Either way the fit is calibrated to be ``(epsilon,
+        delta)``-DP for a label change, and charged that.
     fit_intercept : bool, default=True
         Fit an intercept as a constant feature inside the norm bound (it is
         regularised).
@@ -293,7 +342,9 @@ class DPLogisticRegression(_BasePrivateERM):
         ``"adam"``.
     max_grad_norm : float, default=None
         ``"sgd"`` and ``"adam"`` under ``privacy="full"``: the Frobenius norm
-        every per-example gradient is clipped to, which is the sensitivity;
+        ``C`` every per-example gradient is clipped to, the add/remove
+        sensitivity (a label change moves the sum by ``min(2 C, sqrt(2))``,
+        ``min(2 C, 1)`` for two classes);
         ``None``: 1 for two classes, ``sqrt(K)`` for ``K > 2``, a bound every
         gradient already meets, so nothing is clipped. Unused under label DP.
     classes : array-like, default=None
@@ -305,7 +356,7 @@ class DPLogisticRegression(_BasePrivateERM):
         a replay key, and pickling a model fitted with one warns (see
         :ref:`randomness`).
     accountant : BudgetAccountant, default=None
-        Charged with (epsilon, delta) before any label is used.
+        Charged with ``(epsilon_, delta_)`` before any label is used.
 
     Attributes
     ----------
@@ -334,7 +385,12 @@ class DPLogisticRegression(_BasePrivateERM):
         ``expected_batch_size`` (``q n``), ``clip_norm`` (``None`` under label
         DP), ``learning_rate``, ``sensitivities`` and ``noise_stds`` (key
         ``"gradient"``, the noise on the released mean), and ``rho`` for full
-        batch.
+        batch. ``rho`` is always the zCDP parameter for a label change, and
+        ``sensitivities`` those the noise is scaled to (add/remove under full
+        DP); the Gaussian solvers under full DP add ``label_sensitivities``
+        (how far a label change moves each release: 0 for the Hessians and
+        the Gram matrix) and, except Poisson minibatches, ``example_rho``
+        (zCDP for adding or removing one example).
     data_norm_ : float
         The row-norm bound used (``data_norm``, or for ``"auto"`` the 99th
         percentile of the row norms).
@@ -344,8 +400,25 @@ class DPLogisticRegression(_BasePrivateERM):
         ``privacy="full"``, where it would be an unprotected statistic of the
         private features.
     epsilon_ : float
+        Label-DP epsilon of the fit, at most ``epsilon`` (``epsilon`` itself
+        except for Poisson minibatches, whose is ``2 example_epsilon_``).
     delta_ : float
+        Label-DP delta, at most ``delta``.
+    example_epsilon_ : float
+        ``privacy="full"`` only: the guarantee for whole examples.
+        Substitution of one example for ``"objective"`` and ``"output"``
+        (equal to ``epsilon_``); adding or removing one for the Gaussian
+        solvers: ``example_rho`` converted at ``delta`` (full batch; it may
+        exceed ``epsilon_``: a label change moves only the gradients), or
+        dp-accounting's subsampled-Gaussian epsilon at ``example_delta_``
+        (Poisson minibatches, at most ``epsilon / 2``).
+    example_delta_ : float
+        ``privacy="full"`` only: 0 (objective, output), ``delta`` (full
+        batch) or ``delta / (1 + e^(epsilon / 2))`` (Poisson minibatches).
     privacy_spend_ : PrivacySpend
+        The leaf charged: budget ``(epsilon_, delta_)``, ``rho`` (label
+        change) where the run has one, and under full DP ``example_epsilon``
+        and ``example_delta`` among its params.
     n_features_in_ : int
 
     See Also
@@ -362,6 +435,12 @@ class DPLogisticRegression(_BasePrivateERM):
        DP-Newton and DP-FC, full batch, zCDP; DP-Adam as their baseline.
     .. [3] M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar,
        L. Zhang. Deep learning with differential privacy. CCS 2016: DP-SGD.
+    .. [4] M. Bun, T. Steinke. Concentrated differential privacy:
+       simplifications, extensions, and lower bounds. TCC 2016: zCDP of
+       Gaussian releases and their composition.
+    .. [5] C. Dwork, A. Roth. The algorithmic foundations of differential
+       privacy. Foundations and Trends in Theoretical Computer Science, 2014:
+       group privacy.
 
     Examples
     --------
@@ -374,6 +453,11 @@ class DPLogisticRegression(_BasePrivateERM):
     ((1, 5), True, 0.01)
     >>> clf.mechanism_params_["epsilon_prime"]  # label DP: the whole epsilon goes to the noise
     1.0
+    >>> full = DPLogisticRegression(epsilon=1.0, delta=1e-5, solver="newton", privacy="full",
+    ...                             C=10.0, data_norm=4.0, classes=[0, 1],
+    ...                             random_state=0).fit(X, y)
+    >>> full.epsilon_, round(full.example_epsilon_, 2)  # label change (charged), add/remove
+    (1.0, 1.46)
     """
 
     _parameter_constraints: dict = {
@@ -533,7 +617,8 @@ class DPLinearSVC(_BasePrivateERM):
     solver : {"objective", "output"}, default="objective"
     privacy : {"label", "full"}, default="label"
         ``"label"``: neighbouring datasets differ in one label; ``"full"``:
-        substitution of one whole example.
+        substitution of one whole example, which covers a label change too:
+        the fit is ``epsilon``-DP for both (``example_epsilon_ == epsilon_``).
     fit_intercept : bool, default=True
         Fit an intercept as a constant feature inside the norm bound (it is
         regularised).
@@ -550,7 +635,7 @@ class DPLinearSVC(_BasePrivateERM):
         a replay key, and pickling a model fitted with one warns (see
         :ref:`randomness`).
     accountant : BudgetAccountant, default=None
-        Charged with epsilon before any label is used.
+        Charged with epsilon (label DP) before any label is used.
 
     Attributes
     ----------
@@ -573,8 +658,17 @@ class DPLinearSVC(_BasePrivateERM):
         (by more than rounding), which were clipped. Not set under
         ``privacy="full"``.
     epsilon_ : float
+        Label-DP epsilon (``epsilon``).
     delta_ : float
+        0.
+    example_epsilon_ : float
+        ``privacy="full"`` only: epsilon for substituting a whole example,
+        ``epsilon`` (substitution covers a label change).
+    example_delta_ : float
+        ``privacy="full"`` only: 0.
     privacy_spend_ : PrivacySpend
+        A leaf at ``(epsilon_, 0)``; under full DP its params add
+        ``example_epsilon`` and ``example_delta``.
     n_features_in_ : int
 
     See Also

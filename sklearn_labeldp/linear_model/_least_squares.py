@@ -21,22 +21,13 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
-from ..accounting import PrivacySpend, gaussian_sigma_for_approx_dp
+from ..accounting import PrivacySpend, zcdp_to_approx_dp
 from ..utils import check_generator
 from ._gram_noise import add_symmetric_noise, project_psd, project_psd_one
+from ._perturbation import calibrate_gaussian_releases, gaussian_releases_rho
 from ._preprocessing import clipped_design, plan_row_bound
 
 __all__ = ["DPLeastSquaresClassifier"]
-
-# Number of Gaussian releases, each with noise std = s * (its L2 sensitivity),
-# hence each 1/(2 s^2)-zCDP; the fit is m/(2 s^2)-zCDP (Bun and Steinke 2016).
-_N_RELEASES = {
-    ("label", "weighted"): 2,  # (A_j)_j and (b_j)_j; G is public
-    ("full", "weighted"): 3,  # G, (A_j)_j and (b_j)_j (Mehta et al. 2023, Alg. 3)
-    ("label", "ridge"): 1,  # X^T Y; G is public
-    ("full", "ridge"): 2,  # G and X^T Y
-}
-
 
 def least_squares_sensitivities(privacy, formulation, data_norm):
     """L2 sensitivity of each noised statistic; its noise std is ``s`` times it.
@@ -53,7 +44,8 @@ def least_squares_sensitivities(privacy, formulation, data_norm):
       (``sqrt(2) R``). ``G`` does not depend on labels and is not noised.
     - ``privacy="full"`` (add/remove one example): ``G`` and the one ``A_j`` of
       its class change by ``x x^T`` (``R^2``), ``b_j`` / one column of ``X^T Y``
-      by ``x`` (``R``).
+      by ``x`` (``R``). The fit is still charged for a label change: see
+      :func:`least_squares_label_sensitivities`.
 
     Parameters
     ----------
@@ -79,6 +71,38 @@ def least_squares_sensitivities(privacy, formulation, data_norm):
     return sensitivities
 
 
+def least_squares_label_sensitivities(privacy, formulation, data_norm):
+    """Label-change L2 sensitivity of each statistic DP-LS releases.
+
+    A label change keeps the row ``x`` (norm ``<= R``) and moves its example
+    from class ``a`` to class ``b``: ``G = sum_i x_i x_i^T`` does not change at
+    all (0), ``(A_j)_j`` changes by ``-x x^T`` in ``A_a`` and ``+x x^T`` in
+    ``A_b`` (Frobenius norm ``sqrt(||x||^4 + ||x||^4) <= sqrt(2) R^2``), and
+    ``(b_j)_j`` (the columns of ``X^T Y``) by ``-x`` and ``+x`` (``sqrt(2)
+    R``). These are the noise sensitivities of label DP; under full DP the
+    noise is scaled to the add/remove ones (:func:`least_squares_sensitivities`)
+    and these give the label-change cost of that noise.
+
+    Parameters
+    ----------
+    privacy : {"label", "full"}
+    formulation : {"weighted", "ridge"}
+    data_norm : float
+
+    Returns
+    -------
+    dict
+        Same keys as :func:`least_squares_sensitivities`.
+    """
+    r = float(data_norm)
+    shifts = {"b": math.sqrt(2.0) * r}
+    if formulation == "weighted":
+        shifts["A"] = math.sqrt(2.0) * r**2
+    if privacy == "full":
+        shifts["G"] = 0.0
+    return shifts
+
+
 def _gram(Z):
     gram = safe_sparse_dot(Z.T, Z, dense_output=True)
     return np.asarray(gram.toarray() if sp.issparse(gram) else gram, dtype=np.float64)
@@ -96,8 +120,11 @@ def noisy_least_squares_statistics(
     :func:`least_squares_sensitivities`; matrices get
     the symmetric noise ``(E + E^T) / 2`` of
     :func:`~sklearn_labeldp.linear_model._gram_noise.add_symmetric_noise` (that std
-    on the diagonal, ``1 / sqrt(2)`` of it off the diagonal). The release is
-    ``m / (2 s^2)``-zCDP with ``m`` the number of noised statistics.
+    on the diagonal, ``1 / sqrt(2)`` of it off the diagonal). For the relation
+    the sensitivities are for, the release is ``m / (2 s^2)``-zCDP with ``m``
+    the number of noised statistics; for a label change under ``"full"`` it is
+    ``(0 + 2 + 2) / (2 s^2)`` (weighted) or ``(0 + 2) / (2 s^2)`` (ridge), from
+    :func:`least_squares_label_sensitivities`.
 
     Parameters
     ----------
@@ -145,8 +172,10 @@ def noisy_least_squares_statistics(
     if formulation == "weighted":
         stats["A"] = _class_grams(Z, codes, n_classes)
     if privacy == "full":
-        # Under full DP the mechanism also reads the features; G = sum_j A_j exactly.
-        stats["G"] = stats["A"].sum(axis=0) if formulation == "weighted" else _gram(Z)
+        # Under full DP the mechanism also releases G, from the features alone: sum_j A_j
+        # would equal it only up to rounding that depends on the labels (the order of the
+        # sum), and the ledger is charged for a label change that does not move G at all.
+        stats["G"] = _gram(Z)
     if noise_multiplier > 0:
         stats["b"] += stds["b"] * rng.standard_normal(b.shape)
         if "A" in stats:
@@ -254,13 +283,27 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     ``privacy="label"`` (features public, one label substituted) noises only
     the label-dependent statistics, with substitution sensitivities:
     ``(A_j)_j`` with std ``s sqrt(2) R^2`` and ``(b_j)_j`` / ``X^T Y`` with std
-    ``s sqrt(2) R``; ``G`` is exact. ``privacy="full"`` (add/remove one example)
-    is Alg. 3 exactly: ``G``, ``A_j`` with std ``s R^2`` and ``b_j`` with ``s R``;
-    for ``"ridge"`` ``G`` (std ``s R^2``) and ``X^T Y`` (std ``s R``). Each noised
-    statistic costs ``1 / (2 s^2)`` in zCDP, so ``rho = m / (2 s^2)`` with ``m``
-    = 2 (label, weighted), 3 (full, weighted), 1 (label, ridge), 2 (full,
-    ridge). ``rho`` is the largest value whose conversion (Canonne, Kamath and
-    Steinke 2020) is within ``(epsilon, delta)``, and ``s = sqrt(m / (2 rho))``.
+    ``s sqrt(2) R``; ``G`` is exact. ``privacy="full"`` noises what Alg. 3 does
+    for add/remove neighbours: ``G``, ``A_j`` with std ``s R^2`` and ``b_j``
+    with ``s R``; for ``"ridge"`` ``G`` (std ``s R^2``) and ``X^T Y`` (std ``s
+    R``).
+
+    Privacy. ``(epsilon, delta)`` is the label-DP budget charged on the ledger
+    under both settings: ``s`` is set so that the fit is ``rho``-zCDP for a
+    label change, with ``rho`` the largest value whose conversion (Canonne,
+    Kamath and Steinke 2020) is within ``(epsilon, delta)``. A statistic with
+    noise std ``s D`` that a label change moves by at most ``D_label`` costs
+    ``D_label^2 / (2 s^2 D^2)`` (Bun and Steinke 2016), so ``rho = m / (2
+    s^2)`` with ``m`` = 2 (label, weighted) or 1 (label, ridge). Under full DP
+    a label change does not move ``G`` and moves ``(A_j)_j`` and ``(b_j)_j``
+    by ``sqrt(2) R^2`` and ``sqrt(2) R``, twice the add/remove variance each:
+    ``m = 0 + 2 + 2 = 4`` (full, weighted; the add/remove accounting's 3 would
+    under-record it) and ``m = 0 + 2 = 2`` (full, ridge). So ``s = sqrt(m / (2
+    rho))``, and under full DP the noise on ``A_j``, ``b_j`` and ``X^T Y`` is
+    exactly label DP's, with ``G`` noised besides. The add/remove guarantee of
+    that noise, ``example_rho = m_ex / (2 s^2)`` (``m_ex`` = 3 weighted, 2
+    ridge), converted at ``delta``, is ``example_epsilon_``: reported, not
+    charged.
     Noise matrices are symmetric, ``(E + E^T) / 2`` with ``E`` iid: the
     Gaussian mechanism releases ``M + E`` and symmetrising is post-processing,
     so the diagonal gets the std above and each off-diagonal entry ``1 /
@@ -271,12 +314,15 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     Parameters
     ----------
     epsilon : float, default=1.0
-        Epsilon of the (epsilon, delta) guarantee, > 0 and finite.
+        Label-DP epsilon of the fit, charged to the accountant, > 0 and finite
+        (also under ``privacy="full"``).
     delta : float, default=1e-5
-        In (0, 1).
+        Label-DP delta, in (0, 1).
     privacy : {"label", "full"}, default="label"
-        ``"label"``: label DP (the features are public); ``"full"``: DP with
-        respect to whole examples.
+        ``"label"``: label DP (the features are public); ``"full"``: the
+        features are protected too, by Alg. 3's noise for adding or removing
+        one example, reported as ``example_epsilon_``; the budget charged is
+        still the label-change guarantee.
     formulation : {"weighted", "ridge"}, default="weighted"
     alpha : float, default=1.0
         Ridge penalty (> 0) added to the diagonal, scikit-learn's
@@ -326,9 +372,12 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     mechanism_params_ : dict
         The calibrated parameters of the Gaussian mechanism, all public
         (functions of ``epsilon``, ``delta`` and ``data_norm_``): ``rho`` (zCDP
-        parameter of the fit), ``noise_multiplier`` (``s``), and per noised
-        statistic (``"G"``, ``"A"``, ``"b"``) its ``sensitivities`` and
-        ``noise_stds`` (``s`` times the sensitivity).
+        parameter of the fit for a label change), ``noise_multiplier``
+        (``s``), and per noised statistic (``"G"``, ``"A"``, ``"b"``) its
+        ``sensitivities`` (those the noise is scaled to: add/remove under full
+        DP) and ``noise_stds`` (``s`` times the sensitivity). Under full DP
+        also ``label_sensitivities`` (label change; 0 for ``"G"``) and
+        ``example_rho`` (zCDP for adding or removing one example).
     data_norm_ : float
         The bound ``R`` used (``data_norm``, or for ``"auto"`` the 99th
         percentile of the row norms).
@@ -341,8 +390,19 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         guarantee, so it is neither set nor warned about (check it on public
         data of the same kind).
     epsilon_ : float
+        Label-DP epsilon of the fit (``epsilon``).
     delta_ : float
+        Label-DP delta (``delta``).
+    example_epsilon_ : float
+        ``privacy="full"`` only: epsilon for adding or removing one whole
+        example, ``example_rho`` converted at ``example_delta_``. Larger or
+        smaller than ``epsilon_``: the add/remove and label-change relations
+        are not comparable here.
+    example_delta_ : float
+        ``privacy="full"`` only: ``delta``.
     privacy_spend_ : PrivacySpend
+        A leaf at ``(epsilon_, delta_)`` with ``rho``; under full DP its params
+        add ``example_epsilon`` and ``example_delta``.
     n_features_in_ : int
 
     Notes
@@ -363,6 +423,8 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
        Algorithm 3.
     .. [2] C. Canonne, G. Kamath, T. Steinke. The discrete Gaussian for
        differential privacy. NeurIPS 2020.
+    .. [3] M. Bun, T. Steinke. Concentrated differential privacy:
+       simplifications, extensions, and lower bounds. TCC 2016.
 
     Examples
     --------
@@ -420,19 +482,22 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         return tags
 
     def _noise_multiplier(self):
-        """``s`` and ``rho = m / (2 s^2)``, with the conversion within (epsilon, delta).
+        """``s`` and the label-change ``rho``, within (epsilon, delta), and the add/remove rho.
 
-        ``m`` releases of noise ``s`` times their sensitivity cost as much as one
-        release of sensitivity ``sqrt(m)`` with noise ``s``.
+        Each statistic is released once with noise ``s`` times its sensitivity
+        (:func:`least_squares_sensitivities`); a label change moves it by at most
+        its :func:`least_squares_label_sensitivities`. Only their ratios matter,
+        so both are taken at ``R = 1``. ``example_rho`` is ``None`` under label DP.
         """
-        m = _N_RELEASES[self.privacy, self.formulation]
-        s = gaussian_sigma_for_approx_dp(self.epsilon, self.delta, sensitivity=math.sqrt(m))
-        if not math.isfinite(s):
-            raise ValueError(
-                f"epsilon={self.epsilon} is too small for any Gaussian noise at "
-                f"delta={self.delta}."
-            )
-        return s, m / (2.0 * s**2)
+        sensitivities = least_squares_sensitivities(self.privacy, self.formulation, 1.0)
+        shifts = least_squares_label_sensitivities(self.privacy, self.formulation, 1.0)
+        counts = dict.fromkeys(sensitivities, 1)
+        s, rho = calibrate_gaussian_releases(self.epsilon, self.delta, counts, sensitivities,
+                                             shifts)
+        example_rho = None
+        if self.privacy == "full":
+            example_rho = gaussian_releases_rho(s, counts, sensitivities, sensitivities)
+        return s, rho, example_rho
 
     def _design(self, X, data_norm):
         """Rows clipped to ``data_norm``, with the constant column inside the norm bound."""
@@ -440,7 +505,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         return clipped_design(X, data_norm, intercept=self.fit_intercept, scale=scale)
 
     def _plan_fit(self, X, classes, rng):
-        s, rho = self._noise_multiplier()
+        s, rho, example_rho = self._noise_multiplier()
         data_norm, bound_attributes = plan_row_bound(X, self.data_norm, privacy=self.privacy)
         sensitivities = least_squares_sensitivities(self.privacy, self.formulation, data_norm)
         params = {
@@ -449,12 +514,20 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             "sensitivities": sensitivities,
             "noise_stds": {key: s * value for key, value in sensitivities.items()},
         }
+        example = {}
+        if self.privacy == "full":
+            params["label_sensitivities"] = least_squares_label_sensitivities(
+                self.privacy, self.formulation, data_norm)
+            params["example_rho"] = example_rho
+            example = {"example_epsilon": zcdp_to_approx_dp(example_rho, self.delta),
+                       "example_delta": self.delta}
         spend = PrivacySpend.leaf(
             "DP least squares", self.epsilon, self.delta, privacy=self.privacy,
-            formulation=self.formulation, **params,
+            formulation=self.formulation, **params, **example,
         )
         plan = {"mechanism_params": params, "data_norm": data_norm,
-                "bound_attributes": bound_attributes}
+                "bound_attributes": bound_attributes,
+                "example_attributes": {f"{key}_": value for key, value in example.items()}}
         return spend, plan
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
@@ -490,6 +563,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             "intercept_": intercept,
             "mechanism_params_": params,
             **plan["bound_attributes"],
+            **plan["example_attributes"],
         }
 
     def decision_function(self, X):

@@ -15,13 +15,30 @@ fitted model exposes them as ``mechanism_params_``.
 - DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1): full
   batch in zCDP, Poisson minibatches with the subsampled-Gaussian accountant
   of dp-accounting: :func:`first_order_params`.
+
+Whatever ``privacy`` is, ``(epsilon, delta)`` is the budget charged on the
+ledger, whose neighbouring relation is the change of one label, and the noise
+is calibrated so that the label-change guarantee is within it. Under
+``privacy="full"`` the mechanisms also protect whole examples, for the
+relation of their papers: the substitution of one example (objective and
+output perturbation, which covers a label change, so both guarantees are
+``epsilon``) or adding or removing one (the Gaussian solvers, whose add/remove
+guarantee is reported beside the label one: ``example_rho``, and the
+estimators' ``example_epsilon_``). :func:`gaussian_releases_rho` and
+:func:`calibrate_gaussian_releases` compute the zCDP of a run of Gaussian
+releases for either relation from the shift of each release (DP least squares
+uses them too).
 """
 
 import math
 
 import numpy as np
 
-from ..accounting import approx_dp_to_zcdp, subsampled_gaussian_noise_multiplier
+from ..accounting import (
+    gaussian_rho,
+    gaussian_sigma_for_approx_dp,
+    subsampled_gaussian_noise_multiplier,
+)
 from ._losses import LogisticLoss, neighbour_bounds
 
 
@@ -201,21 +218,140 @@ def perturbation_params(solver, *, epsilon, n_samples, n_classes, reg, loss, pri
             "extra_regularization": extra, "noise_scale": g / eps_prime}
 
 
+# ----------------------------------------------------------------------------- Gaussian
+#
+# Every fit is charged on the library's ledger, whose neighbouring relation is the
+# change of one label. The Gaussian mechanisms below are accounted in zCDP (Bun and
+# Steinke 2016) for that relation under privacy="label" *and* under privacy="full":
+# under "full" each released statistic keeps the noise Mehta et al. (2023) calibrate
+# to its add/remove sensitivity (noise std = s times it), and s is chosen so that the
+# label-change zCDP of the run, computed from the label-change sensitivity of every
+# release, is the largest rho within (epsilon, delta). The add/remove guarantee the
+# same noise gives (``example_rho``) is reported beside it, never charged in its place:
+# an add/remove (eps, delta) guarantee is not an (eps, delta) guarantee for changing
+# a label, which is a removal followed by an addition: applying the add/remove
+# inequality twice gives only (2 eps, (1 + e^eps) delta) (group privacy, Dwork and
+# Roth 2014, Sec. 2.3). A zCDP analysis from the label-change sensitivities is often
+# tighter than that: a label change keeps the features, so statistics of the features
+# alone (a Gram matrix, the Hessians) do not move at all.
+
+
+def gaussian_releases_rho(noise_multiplier, counts, noise_sensitivities, shifts):
+    """zCDP parameter of Gaussian releases against neighbours that move each by at most a shift.
+
+    Release ``k`` is made ``counts[k]`` times, each time with Gaussian noise of
+    std ``s * noise_sensitivities[k]`` (``s = noise_multiplier``) on every
+    coordinate, and two neighbouring datasets move it by at most ``shifts[k]``
+    in L2 norm, given the earlier outputs. One such release is ``shifts[k]^2 /
+    (2 s^2 noise_sensitivities[k]^2)``-zCDP (Bun and Steinke 2016, Prop. 1.6),
+    and zCDP adds up under adaptive composition (their Lemma 2.3):
+
+        rho = sum_k counts[k] (shifts[k] / noise_sensitivities[k])^2 / (2 s^2).
+
+    A release the neighbours do not move (shift 0) costs nothing. With
+    ``shifts = noise_sensitivities`` this is ``sum_k counts[k] / (2 s^2)``.
+
+    Parameters
+    ----------
+    noise_multiplier : float
+    counts, noise_sensitivities, shifts : dict
+        Keyed by release.
+
+    Returns
+    -------
+    float
+    """
+    return _release_weight(counts, noise_sensitivities, shifts) / (2.0 * noise_multiplier**2)
+
+
+def _release_weight(counts, noise_sensitivities, shifts):
+    """``sum_k counts[k] (shifts[k] / noise_sensitivities[k])^2``.
+
+    A release whose shift is its noise sensitivity adds exactly ``counts[k]``.
+    """
+    return math.fsum(
+        counts[k] * (1.0 if shifts[k] == noise_sensitivities[k]
+                     else (shifts[k] / noise_sensitivities[k]) ** 2)
+        for k in counts
+    )
+
+
+def calibrate_gaussian_releases(epsilon, delta, counts, noise_sensitivities, shifts):
+    """The smallest noise multiplier whose releases are within ``(epsilon, delta)`` for ``shifts``.
+
+    The run is ``W / (2 s^2)``-zCDP with ``W = sum_k counts[k] (shifts[k] /
+    noise_sensitivities[k])^2`` (:func:`gaussian_releases_rho`): the cost of
+    one release of sensitivity ``sqrt(W)`` with noise ``s``. ``s`` is
+    :func:`~sklearn_labeldp.accounting.gaussian_sigma_for_approx_dp` for that
+    sensitivity: ``sqrt(W / (2 rho))`` for the largest ``rho`` whose conversion
+    (Canonne, Kamath and Steinke 2020) is within ``(epsilon, delta)``, rounded
+    up so that the returned ``rho`` converts within them too.
+
+    Parameters
+    ----------
+    epsilon : float
+    delta : float
+        In (0, 1).
+    counts, noise_sensitivities, shifts : dict
+        As in :func:`gaussian_releases_rho`; ``shifts`` are those of the relation
+        the guarantee is for (a label change, for the ledger).
+
+    Returns
+    -------
+    noise_multiplier : float
+    rho : float
+        ``W / (2 s^2)``.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is too small for any positive ``rho``.
+    """
+    root = math.sqrt(_release_weight(counts, noise_sensitivities, shifts))
+    s = gaussian_sigma_for_approx_dp(epsilon, delta, sensitivity=root)
+    if not math.isfinite(s):
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for any Gaussian noise at delta={delta!r}."
+        )
+    return s, gaussian_rho(root, s)
+
+
+def logistic_label_sensitivity(n_classes):
+    """Label-change L2 bound of one example's unclipped gradient ``(sigmoid(theta z) - e) z^T``.
+
+    A label change keeps ``z`` and ``theta`` and replaces the target ``e``: the
+    term moves by ``(e_old - e_new) z^T``, of Frobenius norm ``||e_old - e_new||
+    ||z|| <= sqrt(2)`` (two one-hot vectors), and ``<= 1`` with two classes
+    (one problem, ``e`` in {0, 1}).
+
+    Parameters
+    ----------
+    n_classes : int
+
+    Returns
+    -------
+    float
+    """
+    return 1.0 if n_classes == 2 else math.sqrt(2.0)
+
+
 def second_order_sensitivities(solver, n_classes, privacy):
     """L2 sensitivities of the sums DP-Newton or DP-FC releases (rows of norm <= 1).
 
-    With ``m`` binary problems (1 when K = 2, K otherwise):
+    The noise of each release is ``s`` times the sensitivity returned here, for
+    the relation of ``privacy``. With ``m`` binary problems (1 when K = 2, K
+    otherwise):
 
     - the gradient ``sum_i (sigmoid(Theta z_i) - e_i) z_i^T`` (an ``m x d``
       matrix): a label change alters one example's term by ``(e_old - e_new)
-      z^T``, of Frobenius norm <= sqrt(2) (<= 1 when m = 1); adding or removing
-      a whole example changes it by at most sqrt(m) (every residual is in [-1,
-      1]);
+      z^T``, of Frobenius norm <= sqrt(2) (<= 1 when m = 1,
+      :func:`logistic_label_sensitivity`); adding or removing a whole example
+      changes it by at most sqrt(m) (every residual is in [-1, 1]);
     - the Hessians ``sum_i p_ij (1 - p_ij) z_i z_i^T`` (Newton) and the Gram
       matrix ``G = sum_i z_i z_i^T`` (FC) do not read the labels (``Theta`` is
       a post-processing of earlier noisy releases): under label DP they are
-      released without noise; under full DP (add/remove) their sensitivities
-      are ``sqrt(m) / 4`` (the m Hessians together) and 1.
+      released without noise; under full DP (add/remove, Mehta et al. 2023)
+      their sensitivities are ``sqrt(m) / 4`` (the m Hessians together) and 1.
 
     Parameters
     ----------
@@ -232,56 +368,80 @@ def second_order_sensitivities(solver, n_classes, privacy):
     """
     m = 1 if n_classes == 2 else n_classes
     if privacy == "label":
-        return m, {"gradient": 1.0 if m == 1 else math.sqrt(2.0)}
+        return m, {"gradient": logistic_label_sensitivity(n_classes)}
     if solver == "newton":
         return m, {"gradient": math.sqrt(m), "hessian": LogisticLoss.c * math.sqrt(m)}
     return m, {"gradient": math.sqrt(m), "gram": 1.0}
 
 
-def second_order_noise_multiplier(rho, solver, privacy, n_noisy_steps):
-    """The noise multiplier ``s`` that makes a DP-Newton or DP-FC run ``rho``-zCDP.
+def second_order_label_sensitivities(solver, n_classes, privacy):
+    """Label-change L2 sensitivity of each statistic DP-Newton or DP-FC releases.
 
-    Every release adds Gaussian noise of std ``s`` times its L2 sensitivity,
-    so each costs ``1 / (2 s^2)`` and ``k`` releases ``k / (2 s^2)`` (zCDP
-    composes by adding ``rho``). ``T = n_noisy_steps`` steps release ``k = T``
-    gradients under label DP (the curvature reads no label), ``2 T`` under
-    full DP for Newton (a gradient and the Hessians each step) and ``T + 1``
-    for FC (the gradients and ``G`` once).
+    The gradient sum moves by ``(e_old - e_new) z^T`` (norm <= sqrt(2), 1
+    for two classes). The Hessians ``sum_i p_ij (1 - p_ij) z_i z_i^T`` and the
+    Gram matrix ``sum_i z_i z_i^T`` are functions of the features and of
+    ``Theta`` only, and ``Theta`` is a function of the earlier outputs: given
+    those, a label change does not move them at all (sensitivity 0). So under
+    full DP only the gradients cost label privacy.
 
     Parameters
     ----------
-    rho : float
     solver : {"newton", "fc"}
+    n_classes : int
     privacy : {"label", "full"}
-    n_noisy_steps : int
 
     Returns
     -------
-    float
+    dict
+        Same keys as :func:`second_order_sensitivities`.
     """
-    if privacy == "label":
-        releases = n_noisy_steps
-    elif solver == "newton":
-        releases = 2 * n_noisy_steps
-    else:
-        releases = n_noisy_steps + 1
-    return math.sqrt(releases / (2.0 * rho))
+    shifts = {"gradient": logistic_label_sensitivity(n_classes)}
+    if privacy == "full":
+        shifts["hessian" if solver == "newton" else "gram"] = 0.0
+    return shifts
+
+
+def second_order_release_counts(solver, privacy, n_noisy_steps):
+    """How many times each statistic is released: ``T`` gradients; under full DP also
+    the Hessians every step (Newton) or ``G`` once (FC).
+
+    Returns
+    -------
+    dict
+        Same keys as :func:`second_order_sensitivities`.
+    """
+    counts = {"gradient": n_noisy_steps}
+    if privacy == "full":
+        counts.update({"hessian": n_noisy_steps} if solver == "newton" else {"gram": 1})
+    return counts
 
 
 def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, privacy,
                         n_noisy_steps):
-    """The public parameters of DP-Newton or DP-FC at ``(epsilon, delta)``.
+    """The public parameters of DP-Newton or DP-FC at ``(epsilon, delta)`` for a label change.
 
-    ``rho`` is the largest zCDP parameter whose conversion (Canonne, Kamath
-    and Steinke 2020) is within ``(epsilon, delta)``; the noise multiplier
-    follows from :func:`second_order_noise_multiplier`, and each released mean
-    (a sum divided by the public ``n``) gets noise of std ``s * sensitivity /
-    n``.
+    Each release gets noise of std ``s`` times its
+    :func:`second_order_sensitivities` (divided by the public ``n``: the
+    released statistics are means). ``s`` is
+    :func:`calibrate_gaussian_releases` for the label-change shifts
+    :func:`second_order_label_sensitivities`, so that the run is ``rho``-zCDP
+    for a label change with ``rho`` the largest value within ``(epsilon,
+    delta)``:
+
+    - label DP: ``rho = T / (2 s^2)`` (the gradients only);
+    - full DP: ``rho = T Delta_label^2 / (2 m s^2)`` with ``Delta_label`` = 1
+      (two classes) or ``sqrt(2)``: the gradient's noise is ``s sqrt(m)`` and a
+      label change moves it by ``Delta_label``, while the Hessians and ``G``
+      do not move. The noise is then the gradient noise of label DP, plus the
+      curvature's. The add/remove guarantee of the same noise is ``example_rho
+      = 2 T / (2 s^2)`` (Newton) or ``(T + 1) / (2 s^2)`` (FC), Mehta et al.'s
+      accounting, reported and not charged.
 
     Parameters
     ----------
     solver : {"newton", "fc"}
     epsilon : float
+        Label-DP budget of the fit.
     delta : float
         In (0, 1).
     n_samples : int
@@ -294,21 +454,25 @@ def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, pr
     Returns
     -------
     dict
-        ``n_problems``, ``regularization``, ``n_noisy_steps``, ``rho``,
-        ``noise_multiplier`` (``s``), ``sensitivities`` (of the sums, see
-        :func:`second_order_sensitivities`) and ``noise_stds`` (of the noise on
-        each released mean, same keys).
+        ``n_problems``, ``regularization``, ``n_noisy_steps``, ``rho`` (label
+        change), ``noise_multiplier`` (``s``), ``sensitivities`` (of the sums,
+        see :func:`second_order_sensitivities`) and ``noise_stds`` (of the noise
+        on each released mean, same keys); under full DP also
+        ``label_sensitivities`` and ``example_rho`` (add/remove).
     """
-    rho = approx_dp_to_zcdp(epsilon, delta)
-    if rho <= 0:
-        raise ValueError(f"epsilon={epsilon!r} is too small for any positive rho.")
-    s = second_order_noise_multiplier(rho, solver, privacy, n_noisy_steps)
     n_problems, sensitivities = second_order_sensitivities(solver, n_classes, privacy)
-    return dict(
+    shifts = second_order_label_sensitivities(solver, n_classes, privacy)
+    counts = second_order_release_counts(solver, privacy, n_noisy_steps)
+    s, rho = calibrate_gaussian_releases(epsilon, delta, counts, sensitivities, shifts)
+    params = dict(
         n_problems=n_problems, regularization=reg, n_noisy_steps=n_noisy_steps, rho=rho,
         noise_multiplier=s, sensitivities=sensitivities,
         noise_stds={key: s * value / n_samples for key, value in sensitivities.items()},
     )
+    if privacy == "full":
+        params["label_sensitivities"] = shifts
+        params["example_rho"] = gaussian_releases_rho(s, counts, sensitivities, sensitivities)
+    return params
 
 
 # The learning rates of DP-SGD and DP-Adam when ``learning_rate=None``. SGD: 4 is
@@ -319,9 +483,51 @@ def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, pr
 # scale; 0.1 moves the coefficients of the mapped rows far enough in tens of steps.
 DEFAULT_LEARNING_RATES = {"sgd": 4.0, "adam": 0.1}
 
+# Poisson minibatches under group privacy: the example-level epsilon target is
+# epsilon / 2, at most this. Beyond it delta / (1 + e^eps_ex) underflows (at about
+# eps_ex = 745) while the guarantee is void long before; a smaller eps_ex than
+# epsilon / 2 is still within the label budget, only noisier.
+MAX_EXAMPLE_EPSILON = 500.0
+
+
+def group_privacy_example_budget(epsilon, delta):
+    """The add/remove target ``(eps_ex, delta_ex)`` whose group-privacy bound is within a
+    label budget ``(epsilon, delta)``.
+
+    A label change is a removal followed by an addition, so an ``(eps_ex,
+    delta_ex)`` add/remove guarantee gives ``(2 eps_ex, (1 + e^eps_ex)
+    delta_ex)`` for a label change (group privacy for groups of 2, Dwork and
+    Roth 2014, Sec. 2.3: ``P[M(D) in S] <= e^eps_ex (e^eps_ex P[M(D'') in S] +
+    delta_ex) + delta_ex``). ``eps_ex = min(epsilon / 2, MAX_EXAMPLE_EPSILON)`` and
+    ``delta_ex = delta / (1 + e^eps_ex)``, as
+    :class:`~sklearn_labeldp.nn.DPSGDClassifier` does.
+
+    Parameters
+    ----------
+    epsilon : float
+    delta : float
+
+    Returns
+    -------
+    eps_ex : float
+    delta_ex : float
+    """
+    eps_ex = min(epsilon / 2.0, MAX_EXAMPLE_EPSILON)
+    return eps_ex, delta / (1.0 + math.exp(eps_ex))
+
+
+def group_privacy_label_budget(example_epsilon, example_delta, epsilon, delta):
+    """The label-change guarantee ``(2 eps_ex, (1 + e^eps_ex) delta_ex)`` of an add/remove one.
+
+    Clamped to ``(epsilon, delta)`` (the budget it was calibrated within, which it
+    meets up to rounding).
+    """
+    return (min(2.0 * example_epsilon, epsilon),
+            min((1.0 + math.exp(example_epsilon)) * example_delta, delta))
+
 
 def first_order_sensitivity(n_classes, privacy, max_grad_norm):
-    """The clipping norm and the L2 sensitivity of the summed gradient of DP-SGD/DP-Adam.
+    """The clipping norm and the L2 sensitivity the noise of DP-SGD/DP-Adam is scaled to.
 
     One example's gradient of the per-class sigmoid cross-entropy is ``r z^T``
     (``m x d``, ``m = 1`` for two classes, else ``K``), with residual ``r =
@@ -332,9 +538,11 @@ def first_order_sensitivity(n_classes, privacy, max_grad_norm):
       no clipping is needed;
     - full DP (add or remove one example): each per-example gradient is
       clipped to ``C = max_grad_norm`` in Frobenius norm, and the sum changes
-      by at most ``C``. ``None`` takes ``C = sqrt(m)``, the bound ``||r|| ||z||
-      <= sqrt(m)`` that every gradient already satisfies (nothing is clipped,
-      and the sensitivity is DP-Newton's ``sqrt(m)``).
+      by at most ``C``, the sensitivity the noise is scaled to (its label-change
+      sensitivity is :func:`first_order_label_sensitivity`). ``None`` takes
+      ``C = sqrt(m)``, the bound ``||r|| ||z|| <= sqrt(m)`` that every gradient
+      already satisfies (nothing is clipped, and the sensitivity is DP-Newton's
+      ``sqrt(m)``).
 
     Parameters
     ----------
@@ -350,31 +558,66 @@ def first_order_sensitivity(n_classes, privacy, max_grad_norm):
     """
     m = 1 if n_classes == 2 else n_classes
     if privacy == "label":
-        return None, 1.0 if m == 1 else math.sqrt(2.0)
+        return None, logistic_label_sensitivity(n_classes)
     clip = math.sqrt(m) if max_grad_norm is None else float(max_grad_norm)
     return clip, clip
 
 
+def first_order_label_sensitivity(n_classes, clip_norm):
+    """Label-change L2 sensitivity of the summed (clipped) gradient: ``min(2 C, Delta)``.
+
+    ``Delta = sqrt(2)`` (1 for two classes) is the unclipped bound
+    (:func:`logistic_label_sensitivity`). A label change replaces one term
+    ``clip_C(g_old)`` of the sum by ``clip_C(g_new)``, where ``g = (sigmoid(theta
+    z) - e) z^T`` and ``clip_C(g) = g min(1, C / ||g||_F)``. Both have norm at
+    most ``C``, so they differ by at most ``2 C``; and ``clip_C`` is the
+    Euclidean projection onto the Frobenius ball of radius ``C``, a closed
+    convex set, hence 1-Lipschitz, so they differ by at most ``||g_old -
+    g_new||_F = ||e_old - e_new|| ||z|| <= Delta``. ``2 C`` is attained with
+    two classes when both gradients are clipped (they point in opposite
+    directions, ``r_old < 0 < r_new``), ``Delta`` when neither is.
+
+    Parameters
+    ----------
+    n_classes : int
+    clip_norm : float or None
+        ``None``: no clipping, ``Delta``.
+
+    Returns
+    -------
+    float
+    """
+    unclipped = logistic_label_sensitivity(n_classes)
+    return unclipped if clip_norm is None else min(2.0 * clip_norm, unclipped)
+
+
 def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, privacy,
                        n_noisy_steps, batch_size, max_grad_norm, learning_rate):
-    """The public parameters of DP-SGD or DP-Adam at ``(epsilon, delta)``.
+    """The public parameters of DP-SGD or DP-Adam at the label budget ``(epsilon, delta)``.
 
     Each of the ``T = n_noisy_steps`` steps releases the sum of the (clipped)
     per-example gradients of a batch plus Gaussian noise of std ``s`` times its
     sensitivity (:func:`first_order_sensitivity`), divided by the expected
     batch size ``q n``:
 
-    - full batch (``batch_size=None``, ``q = 1``): ``T`` Gaussian releases are
-      ``rho = T / (2 s^2)``-zCDP exactly; ``rho`` is the largest value whose
-      conversion (Canonne, Kamath and Steinke 2020) is within ``(epsilon,
-      delta)``, and ``s = sqrt(T / (2 rho))``. Label DP or full DP (add/remove).
+    - full batch (``batch_size=None``, ``q = 1``), zCDP: a label change moves
+      each release by at most ``Delta_label``, the sensitivity itself under
+      label DP and :func:`first_order_label_sensitivity` ``min(2 C, Delta)``
+      under full DP, so the run is ``rho = T Delta_label^2 / (2 s^2
+      sensitivity^2)``-zCDP for a label change; ``rho`` is the largest value
+      whose conversion (Canonne, Kamath and Steinke 2020) is within
+      ``(epsilon, delta)`` (:func:`calibrate_gaussian_releases`). Under full DP
+      the same noise is ``example_rho = T / (2 s^2)``-zCDP for adding or
+      removing one example (reported, not charged).
     - Poisson minibatches (``batch_size = b``, ``q = b / n``, full DP only):
       ``T`` compositions of the Poisson-subsampled Gaussian mechanism (Abadi et
-      al. 2016) for add/remove neighbours; ``s`` is the smallest noise
-      multiplier whose dp-accounting RDP epsilon is at most ``epsilon``
+      al. 2016), accounted by dp-accounting for add/remove neighbours only. The
+      label budget is reached through group privacy
+      (:func:`group_privacy_example_budget`): ``s`` is the smallest noise
+      multiplier whose RDP epsilon at ``delta_ex = delta / (1 + e^(epsilon /
+      2))`` is at most ``epsilon / 2``
       (:func:`~sklearn_labeldp.accounting.subsampled_gaussian_noise_multiplier`).
-      Under label DP neighbours differ by replacing one label, a relation this
-      accounting does not cover: refused.
+      Under label DP no minibatch is offered: refused.
 
     Every check here reads public quantities only, so a bad configuration
     raises before any budget is charged.
@@ -383,6 +626,7 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
     ----------
     optimizer : {"sgd", "adam"}
     epsilon : float
+        Label-DP budget of the fit.
     delta : float
         In (0, 1).
     n_samples : int
@@ -406,8 +650,10 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
         ``sample_rate`` (``q``), ``expected_batch_size`` (``q n``),
         ``clip_norm`` (``None`` under label DP), ``noise_multiplier`` (``s``),
         ``sensitivities`` and ``noise_stds`` (key ``"gradient"``: the
-        sensitivity of the summed gradient, and the std of the noise on each
-        released mean, ``s * sensitivity / (q n)``), and for full batch ``rho``.
+        sensitivity of the summed gradient the noise is scaled to, and the std
+        of the noise on each released mean, ``s * sensitivity / (q n)``); for
+        full batch ``rho`` (label change) and, under full DP,
+        ``label_sensitivities`` and ``example_rho`` (add/remove).
 
     Raises
     ------
@@ -430,20 +676,28 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
             )
     m = 1 if n_classes == 2 else n_classes
     clip_norm, sensitivity = first_order_sensitivity(n_classes, privacy, max_grad_norm)
+    sensitivities = {"gradient": sensitivity}
+    shifts = {"gradient": first_order_label_sensitivity(n_classes, clip_norm)}
     sample_rate = 1.0 if batch_size is None else batch_size / n_samples
     params = dict(n_problems=m, regularization=reg, n_noisy_steps=n_noisy_steps)
     if sample_rate == 1.0:
-        rho = approx_dp_to_zcdp(epsilon, delta)
-        if rho <= 0:
-            raise ValueError(f"epsilon={epsilon!r} is too small for any positive rho.")
-        s = math.sqrt(n_noisy_steps / (2.0 * rho))
-        params["rho"] = rho
+        counts = {"gradient": n_noisy_steps}
+        s, params["rho"] = calibrate_gaussian_releases(epsilon, delta, counts, sensitivities,
+                                                       shifts)
+        if privacy == "full":
+            params["example_rho"] = gaussian_releases_rho(s, counts, sensitivities,
+                                                          sensitivities)
     else:
-        s = subsampled_gaussian_noise_multiplier(epsilon, sample_rate, n_noisy_steps, delta)
+        example_epsilon, example_delta = group_privacy_example_budget(epsilon, delta)
+        s = subsampled_gaussian_noise_multiplier(example_epsilon, sample_rate, n_noisy_steps,
+                                                 example_delta)
     expected = sample_rate * n_samples
     lr = DEFAULT_LEARNING_RATES[optimizer] if learning_rate is None else float(learning_rate)
-    return dict(
+    params = dict(
         params, learning_rate=lr, sample_rate=sample_rate, expected_batch_size=expected,
-        clip_norm=clip_norm, noise_multiplier=s, sensitivities={"gradient": sensitivity},
+        clip_norm=clip_norm, noise_multiplier=s, sensitivities=sensitivities,
         noise_stds={"gradient": s * sensitivity / expected},
     )
+    if privacy == "full" and sample_rate == 1.0:
+        params["label_sensitivities"] = shifts
+    return params

@@ -25,6 +25,30 @@ def _weighted_gram(Z, w):
     return (Z * w[:, None]).T @ Z
 
 
+def gradient_sum(P, Z, E):
+    """The released gradient sum ``sum_i (p_i - e_i) z_i^T`` (``m x d``).
+
+    ``P = sigmoid(Z Theta^T)``, ``E`` the targets.
+
+    The only statistic that reads the labels (through ``E``): a label change
+    moves it by ``(e_old - e_new) z^T``.
+    """
+    return np.asarray(Z.T @ (P - E)).T
+
+
+def hessian_sum(P_j, Z):
+    """The released Hessian sum ``sum_i p_ij (1 - p_ij) z_i z_i^T`` of problem ``j``.
+
+    A function of the features and of ``Theta`` (through ``P_j``) only, no label.
+    """
+    return _weighted_gram(Z, P_j * (1.0 - P_j))
+
+
+def gram_sum(Z):
+    """The released Gram matrix ``G = sum_i z_i z_i^T`` of DP-FC; no label."""
+    return _weighted_gram(Z, np.ones(Z.shape[0]))
+
+
 def noisy_second_order_logistic(
     codes, *, Z, n_classes, solver, n_noisy_steps, reg, noise_stds, random_state
 ):
@@ -57,7 +81,8 @@ def noisy_second_order_logistic(
     noise_stds : dict
         Std of the Gaussian noise on each released mean: ``"gradient"``
         (every step), and ``"hessian"`` (the per-class Hessians, every step)
-        or ``"gram"`` (once) when the curvature is noised too. 0 gives the
+        or ``"gram"`` (once) when the curvature is noised too (full DP: it
+        protects the features; a label change does not move it). 0 gives the
         exact steps (for tests, no privacy).
     random_state : numpy.random.Generator
 
@@ -75,14 +100,14 @@ def noisy_second_order_logistic(
     m = E.shape[1]
     eye = np.eye(d)
     if solver == "fc":
-        G = _weighted_gram(Z, np.ones(n)) / n
+        G = gram_sum(Z) / n
         if "gram" in noise_stds:
             G = project_psd(add_symmetric_noise(G, noise_stds["gram"], rng))
         fixed = np.linalg.cholesky(LogisticLoss.c * G + reg * eye)
     theta = np.zeros((m, d))
     for _ in range(n_noisy_steps):
         P = expit(np.asarray(Z @ theta.T))
-        grad = np.asarray(Z.T @ (P - E)).T / n  # (m, d)
+        grad = gradient_sum(P, Z, E) / n  # (m, d)
         grad += rng.normal(0.0, noise_stds["gradient"], size=grad.shape)
         grad += reg * theta
         if solver == "fc":
@@ -90,7 +115,7 @@ def noisy_second_order_logistic(
             continue
         # The m Hessians form one release; its std per entry is noise_stds["hessian"].
         for j in range(m):
-            H = _weighted_gram(Z, P[:, j] * (1.0 - P[:, j])) / n
+            H = hessian_sum(P[:, j], Z) / n
             if "hessian" in noise_stds:
                 H = project_psd(add_symmetric_noise(H, noise_stds["hessian"], rng))
             theta[j] -= np.linalg.solve(H + reg * eye, grad[j])

@@ -11,7 +11,10 @@ Each solver is a small object with
 - ``calibrate(setting)``: the public mechanism parameters (a dict, the fitted
   ``mechanism_params_``), from an :class:`ERMSetting` and nothing else;
 - ``privacy_spend(setting, params)``: the :class:`PrivacySpend` the fit
-  charges, from the same public information;
+  charges, from the same public information: its budget is the label-change
+  guarantee (the ledger's relation) under either ``privacy``, and under
+  ``privacy="full"`` its params add ``example_epsilon`` and ``example_delta``,
+  the guarantee for whole examples (``example_guarantee(setting, params)``);
 - ``train(codes, *, Z, setting, params, random_state)``: the private training,
   label codes first, called only through ``PrivateLabels.release``; returns
   the coefficients of every binary problem on the mapped features ``Z``.
@@ -24,15 +27,17 @@ DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1) through
 :func:`~sklearn_labeldp.linear_model._first_order.noisy_first_order_logistic`.
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..accounting import PrivacySpend
+from ..accounting import PrivacySpend, subsampled_gaussian_epsilon, zcdp_to_approx_dp
 from ._first_order import noisy_first_order_logistic
 from ._minimise import minimise
 from ._perturbation import (
     first_order_params,
+    group_privacy_example_budget,
+    group_privacy_label_budget,
     perturbation_params,
     sample_l2_gamma_noise,
     second_order_params,
@@ -47,7 +52,7 @@ class ERMSetting:
     Attributes
     ----------
     epsilon, delta : float
-        The fit's budget.
+        The fit's budget, for a label change (also under ``privacy="full"``).
     privacy : {"label", "full"}
     loss : LogisticLoss or HuberHingeLoss
     n_samples, n_classes : int
@@ -132,13 +137,39 @@ def perturbed_erm(codes, *, Z, n_classes, loss, solver, params, tol, max_iter, r
     return coef
 
 
+def _example_params(example):
+    """The spend's record of the example-level guarantee, if any."""
+    if example is None:
+        return {}
+    return {"example_epsilon": example[0], "example_delta": example[1]}
+
+
 class _Solver:
-    """A leaf spend at the fit's ``(epsilon, delta)`` recording its parameters."""
+    """A leaf spend at the fit's ``(epsilon, delta)``, the label-change guarantee.
+
+    Every solver is calibrated so that a label change, the ledger's relation,
+    costs at most ``(epsilon, delta)``, under ``privacy="full"`` too. There the
+    leaf's params also record ``example_epsilon`` and ``example_delta``, the
+    guarantee for whole examples (:meth:`example_guarantee`).
+    """
+
+    def example_guarantee(self, setting, params):
+        """``(epsilon, delta)`` for whole examples under ``privacy="full"``; ``None`` otherwise."""
+        return None
 
     def privacy_spend(self, setting, params):
+        example = self.example_guarantee(setting, params)
         return PrivacySpend.leaf(
-            self.mechanism, setting.epsilon, setting.delta, privacy=setting.privacy, **params
+            self.mechanism, setting.epsilon, setting.delta, privacy=setting.privacy, **params,
+            **_example_params(example),
         )
+
+
+def _zcdp_example_guarantee(setting, params):
+    """The add/remove ``example_rho`` converted at the fit's ``delta`` (Canonne et al. 2020)."""
+    if setting.privacy != "full":
+        return None
+    return zcdp_to_approx_dp(params["example_rho"], setting.delta), setting.delta
 
 
 class _Perturbation(_Solver):
@@ -150,6 +181,11 @@ class _Perturbation(_Solver):
     def __init__(self, kind):
         self.kind = kind
         self.mechanism = f"ERM {kind} perturbation"
+
+    def example_guarantee(self, setting, params):
+        # Calibrated for the substitution of a whole example (Chaudhuri et al. 2011),
+        # of which a label change is a special case: the same epsilon for both.
+        return (setting.epsilon, 0.0) if setting.privacy == "full" else None
 
     def calibrate(self, setting):
         return perturbation_params(
@@ -176,6 +212,9 @@ class _SecondOrder(_Solver):
         self.kind = kind
         self.mechanism = mechanism
 
+    def example_guarantee(self, setting, params):
+        return _zcdp_example_guarantee(setting, params)
+
     def calibrate(self, setting):
         return second_order_params(
             self.kind, epsilon=setting.epsilon, delta=setting.delta,
@@ -195,9 +234,14 @@ class _SecondOrder(_Solver):
 class _FirstOrder(_Solver):
     """DP-SGD or DP-Adam (logistic loss only): Gaussian noise, a public step count.
 
-    Full batch: a zCDP leaf (``params["rho"]``) at the fit's ``(epsilon,
-    delta)``. Poisson minibatches (full DP): a subsampled-Gaussian leaf whose
-    epsilon is dp-accounting's RDP bound at ``delta``, at most the fit's.
+    Full batch: a zCDP leaf (``params["rho"]``, label change) at the fit's
+    ``(epsilon, delta)``. Poisson minibatches (full DP): the run's add/remove
+    guarantee ``(eps_ex, delta_ex)`` is dp-accounting's RDP bound at
+    ``delta_ex``, and the leaf records its group-privacy label guarantee ``(2
+    eps_ex, (1 + e^eps_ex) delta_ex)``, within the fit's ``(epsilon, delta)``,
+    as :class:`~sklearn_labeldp.nn.DPSGDClassifier` does. The leaf has no
+    ``"subsampled_gaussian"`` entry: the accountant's Renyi-DP composition of
+    such an entry is for add/remove neighbours, not for the ledger's relation.
     """
 
     gaussian = True
@@ -216,16 +260,25 @@ class _FirstOrder(_Solver):
             max_grad_norm=setting.max_grad_norm, learning_rate=setting.learning_rate,
         )
 
+    def example_guarantee(self, setting, params):
+        if params["sample_rate"] == 1.0:
+            return _zcdp_example_guarantee(setting, params)
+        _, example_delta = group_privacy_example_budget(setting.epsilon, setting.delta)
+        example_epsilon = subsampled_gaussian_epsilon(
+            params["noise_multiplier"], params["sample_rate"], params["n_noisy_steps"],
+            example_delta,
+        )
+        return example_epsilon, example_delta
+
     def privacy_spend(self, setting, params):
         if params["sample_rate"] == 1.0:
             return super().privacy_spend(setting, params)
-        spend = PrivacySpend.subsampled_gaussian(
-            params["noise_multiplier"], params["sample_rate"], params["n_noisy_steps"],
-            setting.delta, mechanism=self.mechanism,
+        example = self.example_guarantee(setting, params)
+        epsilon, delta = group_privacy_label_budget(*example, setting.epsilon, setting.delta)
+        return PrivacySpend.leaf(
+            self.mechanism, epsilon, delta, privacy=setting.privacy, **params,
+            accounting="rdp", **_example_params(example),
         )
-        # The same record with every public parameter of the fit (two of their names are
-        # arguments of subsampled_gaussian, hence the second step; the budget is re-checked).
-        return replace(spend, params={"privacy": setting.privacy, **params, **spend.params})
 
     def train(self, codes, *, Z, setting, params, random_state):
         return noisy_first_order_logistic(

@@ -11,19 +11,27 @@ import math
 import numpy as np
 import pytest
 
+from sklearn_labeldp.accounting import approx_dp_to_zcdp
 from sklearn_labeldp.linear_model._gram_noise import project_psd
 from sklearn_labeldp.linear_model._least_squares import (
+    least_squares_label_sensitivities,
     least_squares_sensitivities,
     noisy_least_squares_statistics,
 )
 from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss, neighbour_bounds
 from sklearn_labeldp.linear_model._perturbation import (
+    calibrate_gaussian_releases,
+    first_order_label_sensitivity,
+    gaussian_releases_rho,
+    group_privacy_example_budget,
+    group_privacy_label_budget,
     objective_perturbation_params,
     one_vs_rest_epsilon,
     output_perturbation_beta,
     perturbation_params,
-    second_order_noise_multiplier,
+    second_order_label_sensitivities,
     second_order_params,
+    second_order_release_counts,
     second_order_sensitivities,
 )
 from sklearn_labeldp.linear_model._preprocessing import clip_rows, plan_row_bound
@@ -61,10 +69,65 @@ def test_one_vs_rest_budget_split():
 
 def test_second_order_constants():
     assert second_order_sensitivities("fc", 4, "full") == (4, {"gradient": 2.0, "gram": 1.0})
-    assert second_order_noise_multiplier(0.5, "fc", "label", 4) == 2.0
+    # A label change moves the gradient by sqrt(2) (1 for two classes), never the curvature.
+    assert second_order_label_sensitivities("fc", 4, "full") == {"gradient": math.sqrt(2),
+                                                                  "gram": 0.0}
+    assert second_order_label_sensitivities("newton", 2, "full") == {"gradient": 1.0,
+                                                                      "hessian": 0.0}
+    assert second_order_release_counts("newton", "full", 5) == {"gradient": 5, "hessian": 5}
+    assert second_order_release_counts("fc", "full", 5) == {"gradient": 5, "gram": 1}
     params = second_order_params("newton", epsilon=1.0, delta=1e-5, n_samples=100,
                                  n_classes=2, reg=0.01, privacy="label", n_noisy_steps=5)
     assert sorted(params["noise_stds"]) == ["gradient"]  # label DP noises the gradient only
+
+
+def test_gaussian_release_accounting_by_hand():
+    # T = 4 gradients of noise s * 2 that a label change moves by sqrt(2), and G once
+    # (noise s * 1) that it does not move: rho = 4 * (sqrt(2) / 2)^2 / (2 s^2) = 1 / s^2.
+    counts, sens = {"gradient": 4, "gram": 1}, {"gradient": 2.0, "gram": 1.0}
+    shifts = {"gradient": math.sqrt(2.0), "gram": 0.0}
+    assert gaussian_releases_rho(2.0, counts, sens, shifts) == pytest.approx(0.25)
+    assert gaussian_releases_rho(2.0, counts, sens, sens) == 5 / 8  # add/remove: (4 + 1) / 8
+    s, rho = calibrate_gaussian_releases(1.0, 1e-5, counts, sens, shifts)
+    assert rho == pytest.approx(approx_dp_to_zcdp(1.0, 1e-5), rel=1e-12)
+    assert s == pytest.approx(math.sqrt(1 / rho), rel=1e-12)
+
+
+def test_full_dp_second_order_is_charged_for_the_label_change():
+    # Newton, two classes, T = 5, full DP: the gradient (noise s * 1, shift 1) costs
+    # 5 / (2 s^2) for a label change; the Hessians (shift 0) cost nothing. Mehta et
+    # al.'s add/remove accounting is 2 T / (2 s^2) = 5 / s^2, twice as much.
+    rho = approx_dp_to_zcdp(1.0, 1e-5)
+    params = second_order_params("newton", epsilon=1.0, delta=1e-5, n_samples=100,
+                                 n_classes=2, reg=0.01, privacy="full", n_noisy_steps=5)
+    s = params["noise_multiplier"]
+    assert s == pytest.approx(math.sqrt(5 / (2 * rho)), rel=1e-12)
+    assert params["rho"] == pytest.approx(rho, rel=1e-12)
+    assert params["example_rho"] == pytest.approx(5 / s**2, rel=1e-12)
+    assert params["label_sensitivities"] == {"gradient": 1.0, "hessian": 0.0}
+    # K = 4, FC: the gradient noise s * 2 moves by sqrt(2): rho = T (sqrt(2) / 2)^2 / (2 s^2).
+    params = second_order_params("fc", epsilon=1.0, delta=1e-5, n_samples=100,
+                                 n_classes=4, reg=0.01, privacy="full", n_noisy_steps=5)
+    s = params["noise_multiplier"]
+    assert s == pytest.approx(math.sqrt(5 * 0.5 / (2 * rho)), rel=1e-12)
+    assert params["example_rho"] == pytest.approx(6 / (2 * s**2), rel=1e-12)
+
+
+def test_first_order_label_sensitivity_and_group_privacy():
+    assert first_order_label_sensitivity(2, None) == 1.0
+    assert first_order_label_sensitivity(2, 0.3) == 0.6  # 2 C
+    assert first_order_label_sensitivity(2, 0.8) == 1.0  # the unclipped bound
+    assert first_order_label_sensitivity(5, 0.5) == 1.0  # 2 C < sqrt(2)
+    assert first_order_label_sensitivity(5, 0.8) == pytest.approx(math.sqrt(2))
+    # (eps_ex, delta_ex) = (eps / 2, delta / (1 + e^(eps / 2))), and back.
+    example = group_privacy_example_budget(2.0, 1e-5)
+    assert example == (1.0, pytest.approx(1e-5 / (1 + math.e)))
+    assert group_privacy_label_budget(*example, 2.0, 1e-5) == (2.0, pytest.approx(1e-5))
+    assert group_privacy_label_budget(0.9, example[1], 2.0, 1e-5) == (
+        1.8, pytest.approx((1 + math.exp(0.9)) * 1e-5 / (1 + math.e)))
+    # A huge label budget keeps delta_ex a normal float (eps_ex capped at 500).
+    eps_ex, delta_ex = group_privacy_example_budget(1e9, 1e-5)
+    assert eps_ex == 500.0 and delta_ex > 0
 
 
 def test_least_squares_statistics():
@@ -72,6 +135,10 @@ def test_least_squares_statistics():
     assert sensitivities["A"] == pytest.approx(4 * math.sqrt(2))
     assert sensitivities["b"] == pytest.approx(2 * math.sqrt(2))
     assert "G" not in sensitivities  # the Gram matrix is public under label DP
+    # Full DP: noise scaled to the add/remove sensitivities, a label change moves G by 0.
+    assert least_squares_label_sensitivities("full", "weighted", 2.0) == {
+        "b": pytest.approx(2 * math.sqrt(2)), "A": pytest.approx(4 * math.sqrt(2)), "G": 0.0}
+    assert least_squares_sensitivities("full", "ridge", 2.0) == {"b": 2.0, "G": 4.0}
     Z = np.array([[0.6, 0.0], [0.0, 0.8], [0.5, 0.5]])
     stats = noisy_least_squares_statistics(
         np.array([0, 1, 1]), Z=Z, n_classes=2, privacy="label", formulation="ridge",

@@ -34,6 +34,7 @@ from sklearn_labeldp.linear_model._first_order import (
 )
 from sklearn_labeldp.linear_model._perturbation import (
     DEFAULT_LEARNING_RATES,
+    first_order_label_sensitivity,
     first_order_params,
     first_order_sensitivity,
 )
@@ -171,6 +172,43 @@ def test_label_dp_sensitivity_on_neighbouring_label_vectors(n_classes):
     np.testing.assert_allclose(worst, delta_bound)  # tight: ||e_old - e_new|| ||z||
 
 
+@pytest.mark.parametrize("n_classes", [2, 3, 6])
+@pytest.mark.parametrize("clip_norm", [0.05, 0.3, 0.6, None])
+def test_full_dp_label_sensitivity_on_neighbouring_label_vectors(n_classes, clip_norm):
+    """Full DP clips; a label change moves the clipped sum by at most min(2 C, sqrt(2))
+    (min(2 C, 1) for two classes), the label_sensitivities the ledger is charged for."""
+    Z = _design(n=120, n_unit=120)  # every row of norm exactly 1
+    rng = np.random.default_rng(1)
+    codes = rng.integers(0, n_classes, len(Z))
+    m = 1 if n_classes == 2 else n_classes
+    params = first_order_params(
+        "sgd", epsilon=1.0, delta=DELTA, n_samples=len(Z), n_classes=n_classes, reg=0.0,
+        privacy="full", n_noisy_steps=5, batch_size=None, max_grad_norm=clip_norm,
+        learning_rate=None,
+    )
+    clip = params["clip_norm"]
+    bound = params["label_sensitivities"]["gradient"]
+    unclipped = 1.0 if m == 1 else math.sqrt(2.0)
+    assert bound == first_order_label_sensitivity(n_classes, clip) == min(2 * clip, unclipped)
+    norms = row_norms(Z)
+    worst = 0.0
+    for _ in range(30):
+        theta = rng.standard_normal((m, Z.shape[1])) * 3.0
+        i = rng.integers(len(Z))
+        other = codes.copy()
+        other[i] = (codes[i] + 1 + rng.integers(n_classes - 1)) % n_classes
+        sums = [np.asarray(Z.T @ clipped_residuals(theta, Z, label_targets(c, n_classes),
+                                                    norms, clip)).T
+                for c in (codes, other)]
+        change = np.linalg.norm(sums[0] - sums[1])
+        assert change <= bound * (1 + 1e-12)
+        worst = max(worst, change)
+    if m == 1 or clip >= math.sqrt(m):
+        # Tight with two classes (both gradients clipped and opposite when 2 C < 1; the
+        # residual moves by exactly 1 otherwise) and when nothing is clipped.
+        np.testing.assert_allclose(worst, bound, rtol=0.05 if clip < 0.5 else 1e-12)
+
+
 def test_full_dp_sensitivity_is_the_clip_norm_for_add_remove():
     Z = _design(n=150, n_unit=150)
     E = label_targets(np.arange(150) % 4, 4)
@@ -216,17 +254,22 @@ def test_estimator_noise_is_calibrated(privacy, n_classes, batch_size):
               learning_rate=1.0, max_grad_norm=0.8 if privacy == "full" else None)
     plan = _fit(X, y, n_classes, **kw).mechanism_params_
     m = 1 if n_classes == 2 else n_classes
+    sens = 0.8 if privacy == "full" else (1.0 if m == 1 else math.sqrt(2.0))
     if batch_size is None:
+        # A label change moves each release by label_shift (min(2 C, sqrt(2)) = sqrt(2)
+        # under full DP with C = 0.8 and 4 classes): rho = T (shift / sens)^2 / (2 s^2).
+        label_shift = 1.0 if m == 1 else math.sqrt(2.0)
         rho = approx_dp_to_zcdp(eps, DELTA)
-        s = math.sqrt(T / (2 * rho))
+        s = math.sqrt(T * (label_shift / sens) ** 2 / (2 * rho))
         assert plan["rho"] == pytest.approx(rho)
-        assert T / (2 * plan["noise_multiplier"] ** 2) == pytest.approx(rho, rel=1e-12)
+        assert (T * (label_shift / sens) ** 2 / (2 * plan["noise_multiplier"] ** 2)
+                == pytest.approx(rho, rel=1e-12))
         q = 1.0
     else:
+        # Group privacy: the add/remove target is (eps / 2, delta / (1 + e^(eps / 2))).
         q = batch_size / 600
-        s = subsampled_gaussian_noise_multiplier(eps, q, T, DELTA)
+        s = subsampled_gaussian_noise_multiplier(eps / 2, q, T, DELTA / (1 + math.exp(eps / 2)))
         assert "rho" not in plan
-    sens = 0.8 if privacy == "full" else (1.0 if m == 1 else math.sqrt(2.0))
     assert plan["noise_multiplier"] == pytest.approx(s)
     assert plan["sample_rate"] == pytest.approx(q)
     assert plan["expected_batch_size"] == pytest.approx(q * 600)
@@ -309,7 +352,10 @@ def test_full_batch_spend_is_the_zcdp_leaf(solver, mechanism, privacy):
     spend = clf.privacy_spend_
     rho = approx_dp_to_zcdp(1.5, DELTA)
     assert spend.mechanism == mechanism and spend.composition == "leaf"
-    assert spend.params == {"privacy": privacy, **clf.mechanism_params_}
+    example = {}
+    if privacy == "full":
+        example = {"example_epsilon": clf.example_epsilon_, "example_delta": DELTA}
+    assert spend.params == {"privacy": privacy, **clf.mechanism_params_, **example}
     assert spend.rho == pytest.approx(rho)
     assert zcdp_to_approx_dp(spend.rho, DELTA) <= 1.5
     assert (clf.epsilon_, clf.delta_) == (1.5, DELTA)
@@ -317,24 +363,57 @@ def test_full_batch_spend_is_the_zcdp_leaf(solver, mechanism, privacy):
     assert clf.n_iter_ == 12
 
 
+@pytest.mark.parametrize("n_classes, max_grad_norm", [(2, None), (2, 0.1), (3, None), (3, 0.5)])
+def test_full_batch_full_dp_is_charged_for_the_label_change(n_classes, max_grad_norm):
+    """rho on the ledger is the label-change one, T min(2 C, Delta)^2 / (2 s^2 C^2); the
+    add/remove T / (2 s^2) is example_epsilon_. With C = 0.1 and two classes a label
+    change costs 4 times the add/remove rho (the old record under-stated it)."""
+    X, y = _blobs(n_classes, n=300)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    T = 9
+    clf = _fit(X, y, n_classes, solver="sgd", privacy="full", n_noisy_steps=T,
+               max_grad_norm=max_grad_norm, accountant=acc)
+    params = clf.mechanism_params_
+    s, clip = params["noise_multiplier"], params["clip_norm"]
+    shift = min(2 * clip, 1.0 if n_classes == 2 else math.sqrt(2.0))
+    assert params["label_sensitivities"] == {"gradient": shift}
+    assert params["rho"] == pytest.approx(T * (shift / clip) ** 2 / (2 * s**2), rel=1e-12)
+    assert params["rho"] == pytest.approx(approx_dp_to_zcdp(1.0, DELTA), rel=1e-12)
+    assert params["example_rho"] == pytest.approx(T / (2 * s**2), rel=1e-12)
+    if max_grad_norm == 0.1:
+        assert params["rho"] == pytest.approx(4 * params["example_rho"])
+    assert clf.epsilon_ <= 1.0 and zcdp_to_approx_dp(clf.privacy_spend_.rho, DELTA) <= 1.0
+    assert (acc.total().epsilon, acc.total().delta) == (clf.epsilon_, clf.delta_)
+    assert clf.example_epsilon_ == zcdp_to_approx_dp(params["example_rho"], DELTA)
+    assert clf.example_delta_ == DELTA
+
+
 @pytest.mark.parametrize("solver", ["sgd", "adam"])
-def test_minibatch_spend_is_the_subsampled_gaussian_leaf(solver):
+def test_minibatch_spend_is_the_group_privacy_label_guarantee(solver):
+    """Poisson minibatches: add/remove (eps_ex, delta_ex) from dp-accounting, charged as
+    (2 eps_ex, (1 + e^eps_ex) delta_ex) for a label change, as DPSGDClassifier does."""
     X, y = _blobs(2, n=1000)
     acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
     T, b = 40, 50
     clf = _fit(X, y, 2, solver=solver, privacy="full", n_noisy_steps=T, batch_size=b,
                epsilon=0.8, accountant=acc)
     q = b / 1000
-    sigma = subsampled_gaussian_noise_multiplier(0.8, q, T, DELTA)
+    example_delta = DELTA / (1 + math.exp(0.4))
+    sigma = subsampled_gaussian_noise_multiplier(0.4, q, T, example_delta)
     spend = clf.privacy_spend_
-    assert spend.params["subsampled_gaussian"] == (pytest.approx(sigma), q, T)
     assert clf.mechanism_params_["noise_multiplier"] == pytest.approx(sigma)
-    assert clf.epsilon_ == subsampled_gaussian_epsilon(sigma, q, T, DELTA)
-    assert clf.epsilon_ <= 0.8 and clf.epsilon_ == pytest.approx(0.8, rel=1e-3)
-    assert clf.delta_ == DELTA and spend.rho is None
+    assert clf.example_epsilon_ == subsampled_gaussian_epsilon(sigma, q, T, example_delta)
+    assert clf.example_delta_ == pytest.approx(example_delta)
+    assert clf.example_epsilon_ <= 0.4 and clf.example_epsilon_ == pytest.approx(0.4, rel=1e-3)
+    assert clf.epsilon_ == 2 * clf.example_epsilon_ <= 0.8
+    assert clf.delta_ == pytest.approx((1 + math.exp(clf.example_epsilon_)) * example_delta)
+    assert clf.delta_ <= DELTA
+    assert spend.params["example_epsilon"] == clf.example_epsilon_
+    # No add/remove Renyi-DP entry on the label ledger: no zCDP or RDP composition of it.
+    assert "subsampled_gaussian" not in spend.params and spend.rho is None
     assert spend.params.items() >= clf.mechanism_params_.items()
-    assert acc.total().epsilon == pytest.approx(clf.epsilon_)
-    assert acc.total_rdp_approx_dp(DELTA).epsilon == pytest.approx(clf.epsilon_, rel=1e-6)
+    assert (acc.total().epsilon, acc.total().delta) == (clf.epsilon_, clf.delta_)
+    assert acc.total_rdp_approx_dp(DELTA) is None
 
 
 def test_budget_is_charged_before_training(monkeypatch):

@@ -15,7 +15,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_labeldp.accounting import BudgetAccountant, approx_dp_to_zcdp
+from sklearn_labeldp.accounting import BudgetAccountant, approx_dp_to_zcdp, zcdp_to_approx_dp
 from sklearn_labeldp.exceptions import ConvergenceError
 from sklearn_labeldp.linear_model import _gram_noise, _second_order
 from sklearn_labeldp.linear_model._erm import DPLinearSVC, DPLogisticRegression, _feature_map
@@ -26,9 +26,13 @@ from sklearn_labeldp.linear_model._perturbation import (
     output_perturbation_beta,
     perturbation_params,
     sample_l2_gamma_noise,
-    second_order_noise_multiplier,
 )
-from sklearn_labeldp.linear_model._second_order import noisy_second_order_logistic
+from sklearn_labeldp.linear_model._second_order import (
+    gradient_sum,
+    gram_sum,
+    hessian_sum,
+    noisy_second_order_logistic,
+)
 from sklearn_labeldp.linear_model._solvers import SOLVERS, perturbed_erm
 
 # --------------------------------------------------------------------------- data
@@ -321,17 +325,20 @@ def test_huber_hinge_loss_bounds():
 # --------------------------------------------------------------------------- Gaussian (zCDP)
 
 
-@pytest.mark.parametrize("privacy, solver", [("label", "fc"), ("label", "newton"), ("full", "fc")])
+@pytest.mark.parametrize(
+    "privacy, solver", [("label", "fc"), ("label", "newton"), ("full", "fc"), ("full", "newton")]
+)
 def test_newton_fc_gradient_noise_std_is_calibrated(privacy, solver):
     X, y = _blobs(5, n=400)
     Z = _feature_map(X, 20.0, True)
     n, d = Z.shape
     eps, delta, T = 1.0, 1e-5, 4
     rho = approx_dp_to_zcdp(eps, delta)
-    releases = {"label": T, "full": (T + 1) if solver == "fc" else 2 * T}[privacy]
-    s = math.sqrt(releases / (2 * rho))
-    assert second_order_noise_multiplier(rho, solver, privacy, T) == pytest.approx(s)
+    # The noise std is s times the relation's sensitivity (sqrt(2) label, sqrt(K) = sqrt(5)
+    # add/remove); a label change moves the gradient by sqrt(2) and the curvature by 0, so
+    # rho = T (sqrt(2) / sens)^2 / (2 s^2) for a label change either way.
     sens = math.sqrt(2.0) if privacy == "label" else math.sqrt(5.0)
+    s = math.sqrt(T * (2.0 / sens**2) / (2 * rho))
     clf = DPLogisticRegression(
         epsilon=eps, delta=delta, solver=solver, privacy=privacy, n_noisy_steps=T,
         data_norm=20.0, classes=range(5), random_state=0,
@@ -371,9 +378,11 @@ def test_binary_label_sensitivity_is_one():
     assert set(clf.mechanism_params_["noise_stds"]) == {"gradient"}
     full = clf.set_params(privacy="full").fit(X, y).mechanism_params_
     assert full["sensitivities"]["hessian"] == 0.25
-    assert full["noise_multiplier"] == pytest.approx(
-        math.sqrt(2 * 3 / (2 * approx_dp_to_zcdp(1.0, 1e-5)))
-    )
+    # Full DP, charged for a label change: the 3 gradients (noise s, shift 1) cost
+    # 3 / (2 s^2), the Hessians nothing. (Add/remove: 2 * 3 / (2 s^2), the old charge.)
+    rho = approx_dp_to_zcdp(1.0, 1e-5)
+    assert full["noise_multiplier"] == pytest.approx(math.sqrt(3 / (2 * rho)))
+    assert full["example_rho"] == pytest.approx(2 * rho)
 
 
 @pytest.mark.parametrize("privacy", ["label", "full"])
@@ -399,6 +408,119 @@ def test_second_order_matrices_get_the_shared_symmetric_noise(monkeypatch, priva
     expected = plan["noise_multiplier"] * plan["sensitivities"][key] / 300
     assert plan["noise_stds"][key] == pytest.approx(expected)
     assert calls == [pytest.approx(expected)] * (4 * 3 if solver == "newton" else 1)
+
+
+def _neighbouring_label_vectors(codes, n_classes, rng, count):
+    """``count`` pairs (i, other): ``other`` is ``codes`` with label ``i`` changed."""
+    for _ in range(count):
+        i = rng.integers(len(codes))
+        other = codes.copy()
+        other[i] = (codes[i] + 1 + rng.integers(n_classes - 1)) % n_classes
+        yield i, other
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 6])
+@pytest.mark.parametrize("solver", ["newton", "fc"])
+def test_full_dp_second_order_label_sensitivity_on_neighbouring_label_vectors(solver,
+                                                                              n_classes):
+    """Changing one label moves the released gradient sum by at most label_sensitivities
+    (tight: rows of norm 1) and the released Hessians or Gram matrix not at all."""
+    X, _ = _blobs(n_classes, n=120)
+    params = DPLogisticRegression(
+        epsilon=1.0, delta=1e-5, solver=solver, privacy="full", n_noisy_steps=2,
+        data_norm=20.0, classes=range(n_classes), random_state=0,
+    ).fit(X, np.arange(120) % n_classes).mechanism_params_
+    bound = params["label_sensitivities"]
+    assert bound["gradient"] == (1.0 if n_classes == 2 else math.sqrt(2.0))
+    assert bound["hessian" if solver == "newton" else "gram"] == 0.0
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((120, 5))
+    Z /= np.linalg.norm(Z, axis=1, keepdims=True)  # every row at the bound
+    codes = rng.integers(0, n_classes, 120)
+    m = 1 if n_classes == 2 else n_classes
+
+    def targets(c):
+        return (c == 1).astype(float)[:, None] if m == 1 else np.eye(n_classes)[c]
+
+    worst = 0.0
+    for _, other in _neighbouring_label_vectors(codes, n_classes, rng, 30):
+        P = 1 / (1 + np.exp(-(Z @ (rng.standard_normal((m, 5)) * 3).T)))
+        change = np.linalg.norm(gradient_sum(P, Z, targets(codes))
+                                - gradient_sum(P, Z, targets(other)))
+        assert change <= bound["gradient"] * (1 + 1e-12)
+        worst = max(worst, change)
+    np.testing.assert_allclose(worst, bound["gradient"])
+    # End to end: the matrices the solver noises (step 1, theta = 0 for both label
+    # vectors; later steps see the same theta given the same earlier outputs).
+    seen = []
+
+    def recording(M, std, random_state):
+        seen.append(M.copy())
+        return M
+
+    i, other = next(_neighbouring_label_vectors(codes, n_classes, rng, 1))
+    key = "hessian" if solver == "newton" else "gram"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_second_order, "add_symmetric_noise", recording)
+        for c in (codes, other):
+            noisy_second_order_logistic(
+                c, Z=Z, n_classes=n_classes, solver=solver, n_noisy_steps=1, reg=0.1,
+                noise_stds={"gradient": 0.0, key: 1.0}, random_state=np.random.default_rng(0),
+            )
+    half = len(seen) // 2
+    assert half == (m if solver == "newton" else 1)
+    for a, b in zip(seen[:half], seen[half:], strict=True):
+        np.testing.assert_array_equal(a, b)
+    # ... and they are the sums of the helpers (at theta = 0: p = 1/2), divided by n.
+    expected = Z.T @ Z / 4 if solver == "newton" else Z.T @ Z
+    np.testing.assert_allclose(seen[0] * 120, expected)
+    np.testing.assert_allclose(hessian_sum(np.full(120, 0.5), Z), Z.T @ Z / 4)
+    np.testing.assert_allclose(gram_sum(Z), Z.T @ Z)
+
+
+@pytest.mark.parametrize("solver", ["newton", "fc"])
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_full_dp_second_order_records_the_label_guarantee(solver, n_classes):
+    X, y = _blobs(n_classes, n=300)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
+    clf = DPLogisticRegression(
+        epsilon=1.5, delta=1e-5, solver=solver, privacy="full", n_noisy_steps=6,
+        data_norm=20.0, classes=range(n_classes), random_state=0, accountant=acc,
+    ).fit(X, y)
+    params, spend = clf.mechanism_params_, clf.privacy_spend_
+    assert clf.epsilon_ <= 1.5 and clf.delta_ == 1e-5
+    assert (acc.total().epsilon, acc.total().delta) == (clf.epsilon_, clf.delta_)
+    # The ledger's rho is the label-change one, within (epsilon, delta).
+    s, m = params["noise_multiplier"], params["n_problems"]
+    shift = 1.0 if n_classes == 2 else math.sqrt(2.0)
+    assert spend.rho == params["rho"] == pytest.approx(6 * shift**2 / (m * 2 * s**2))
+    assert zcdp_to_approx_dp(spend.rho, 1e-5) <= 1.5
+    assert acc.total_zcdp() == spend.rho
+    # The example-level guarantee is the add/remove accounting of the same noise.
+    releases = 2 * 6 if solver == "newton" else 6 + 1
+    assert params["example_rho"] == pytest.approx(releases / (2 * s**2))
+    assert clf.example_epsilon_ == zcdp_to_approx_dp(params["example_rho"], 1e-5)
+    assert clf.example_delta_ == 1e-5
+    assert spend.params == {"privacy": "full", **params, "example_epsilon": clf.example_epsilon_,
+                            "example_delta": 1e-5}
+
+
+@pytest.mark.parametrize("Estimator", [DPLogisticRegression, DPLinearSVC])
+@pytest.mark.parametrize("solver", ["objective", "output"])
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_substitution_guarantee_covers_the_label_change(Estimator, solver, n_classes):
+    X, y = _blobs(n_classes, n=300)
+    acc = BudgetAccountant(epsilon=10.0)
+    kw = dict(epsilon=2.0, solver=solver, data_norm=20.0, classes=range(n_classes),
+              random_state=0, accountant=acc)
+    clf = Estimator(privacy="full", **kw).fit(X, y)
+    assert (clf.epsilon_, clf.delta_) == (2.0, 0.0)
+    assert (clf.example_epsilon_, clf.example_delta_) == (clf.epsilon_, 0.0)
+    assert clf.privacy_spend_.params["example_epsilon"] == 2.0
+    assert acc.total().epsilon == 2.0
+    label = Estimator(privacy="label", **kw).fit(X, y)
+    assert not hasattr(label, "example_epsilon_") and not hasattr(label, "example_delta_")
+    assert "example_epsilon" not in label.privacy_spend_.params
 
 
 # --------------------------------------------------------------------------- budget split

@@ -16,6 +16,7 @@ from sklearn_labeldp.linear_model import _least_squares
 from sklearn_labeldp.linear_model._gram_noise import project_psd
 from sklearn_labeldp.linear_model._least_squares import (
     DPLeastSquaresClassifier,
+    least_squares_label_sensitivities,
     least_squares_sensitivities,
     noisy_least_squares_statistics,
 )
@@ -115,6 +116,35 @@ def test_sensitivities_are_the_observed_ones(privacy):
         assert worst["G"] == 0.0 and "G" not in sensitivities
     else:
         assert worst["G"] == pytest.approx(sensitivities["G"])
+
+
+@pytest.mark.parametrize("formulation", ["weighted", "ridge"])
+def test_full_dp_label_sensitivities_on_neighbouring_label_vectors(formulation):
+    """Full DP releases G too; a label change moves G by 0 and (A_j), (b_j) by at most
+    sqrt(2) R^2 and sqrt(2) R (tight for rows at the bound), through the mechanism itself."""
+    rng = np.random.default_rng(3)
+    K, n, R = 4, 40, 2.0
+    Z = rng.normal(size=(n, 5))
+    Z *= R / np.linalg.norm(Z, axis=1, keepdims=True)  # every row at norm R
+    codes = rng.integers(K, size=n)
+    kw = dict(Z=Z, n_classes=K, privacy="full", formulation=formulation, noise_multiplier=0.0,
+              data_norm=R, random_state=0)
+    base = noisy_least_squares_statistics(codes, **kw)
+    bounds = least_squares_label_sensitivities("full", formulation, R)
+    assert set(base) == set(bounds) == set(least_squares_sensitivities("full", formulation, R))
+    assert bounds["G"] == 0.0
+    worst = dict.fromkeys(bounds, 0.0)
+    for i in range(n):
+        other = codes.copy()
+        other[i] = (codes[i] + 1 + rng.integers(K - 1)) % K
+        neighbour = noisy_least_squares_statistics(other, **kw)
+        for key in bounds:
+            change = np.linalg.norm(base[key] - neighbour[key])
+            assert change <= bounds[key] * (1 + 1e-12)
+            worst[key] = max(worst[key], change)
+    assert worst["G"] == 0.0
+    for key in set(bounds) - {"G"}:
+        assert worst[key] == pytest.approx(bounds[key])
 
 
 @pytest.mark.parametrize(
@@ -234,40 +264,60 @@ def test_dense_design_is_clip_rows_then_scaling():
 
 
 @pytest.mark.parametrize(
-    "privacy, formulation, m",
-    [("label", "weighted", 2), ("full", "weighted", 3), ("label", "ridge", 1),
-     ("full", "ridge", 2)],
+    "privacy, formulation, m, m_example",
+    [("label", "weighted", 2, None), ("full", "weighted", 4, 3), ("label", "ridge", 1, None),
+     ("full", "ridge", 2, 2)],
 )
-def test_rho_and_noise_multiplier(privacy, formulation, m):
+def test_rho_and_noise_multiplier(privacy, formulation, m, m_example):
     X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=0)
+    acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
     clf = DPLeastSquaresClassifier(
         epsilon=2.0, delta=1e-6, privacy=privacy, formulation=formulation,
-        data_norm=5.0, classes=[0, 1, 2], random_state=0,
+        data_norm=5.0, classes=[0, 1, 2], random_state=0, accountant=acc,
     ).fit(X, y)
     params = clf.mechanism_params_
     s, rho = params["noise_multiplier"], params["rho"]
-    # label weighted: 1/s^2; full weighted: 3/(2 s^2); label ridge: 1/(2 s^2); full ridge 1/s^2
+    # Label change: label weighted 1/s^2, label ridge 1/(2 s^2); full weighted
+    # (0 + 2 + 2)/(2 s^2) = 2/s^2 (G does not move, A and b move by sqrt(2) times their
+    # add/remove sensitivity); full ridge (0 + 2)/(2 s^2) = 1/s^2.
     assert rho == pytest.approx(m / (2 * s**2), rel=1e-12)
     assert zcdp_to_approx_dp(rho, 1e-6) <= 2.0
     assert zcdp_to_approx_dp(rho, 1e-6) == pytest.approx(2.0, rel=1e-6)
     assert (clf.epsilon_, clf.delta_) == (2.0, 1e-6)
+    assert (acc.total().epsilon, acc.total().delta) == (clf.epsilon_, clf.delta_)
     assert clf.privacy_spend_.rho == pytest.approx(rho)
     sensitivities = least_squares_sensitivities(privacy, formulation, 5.0)
     assert params["sensitivities"] == sensitivities
     assert params["noise_stds"] == {key: s * value for key, value in sensitivities.items()}
+    example = {}
+    if privacy == "full":
+        # Add/remove (Mehta et al.'s accounting of the same noise): 3/(2 s^2) weighted,
+        # 2/(2 s^2) ridge, reported as example_epsilon_ at delta.
+        assert params["label_sensitivities"] == least_squares_label_sensitivities(
+            privacy, formulation, 5.0)
+        assert params["example_rho"] == pytest.approx(m_example / (2 * s**2), rel=1e-12)
+        assert clf.example_epsilon_ == zcdp_to_approx_dp(params["example_rho"], 1e-6)
+        assert clf.example_delta_ == 1e-6
+        example = {"example_epsilon": clf.example_epsilon_, "example_delta": 1e-6}
+    else:
+        assert not hasattr(clf, "example_epsilon_")
     assert clf.privacy_spend_.params == {"privacy": privacy, "formulation": formulation,
-                                         **params}
+                                         **params, **example}
 
 
-def test_label_dp_needs_less_noise_than_full_dp():
+@pytest.mark.parametrize("formulation", ["weighted", "ridge"])
+def test_full_dp_noise_on_the_label_statistics_is_label_dps(formulation):
+    # At the same label budget, full DP puts label DP's noise on A_j, b_j and X^T Y
+    # (what a label change moves) and noises G besides: s_full = sqrt(2) s_label.
     X, y = make_classification(200, 5, random_state=0)
-    kw = dict(epsilon=1.0, data_norm=10.0, classes=[0, 1], random_state=0)
+    kw = dict(epsilon=1.0, formulation=formulation, data_norm=10.0, classes=[0, 1],
+              random_state=0)
     label = DPLeastSquaresClassifier(privacy="label", **kw).fit(X, y).mechanism_params_
     full = DPLeastSquaresClassifier(privacy="full", **kw).fit(X, y).mechanism_params_
-    # s_label = 1/sqrt(rho), s_full = sqrt(3/(2 rho)) at the same rho
-    assert full["noise_multiplier"] / label["noise_multiplier"] == pytest.approx(math.sqrt(1.5))
-    assert label["noise_stds"]["b"] / full["noise_stds"]["b"] == pytest.approx(
-        SQRT2 / math.sqrt(1.5))
+    assert full["noise_multiplier"] / label["noise_multiplier"] == pytest.approx(SQRT2)
+    for key in label["noise_stds"]:
+        assert full["noise_stds"][key] == pytest.approx(label["noise_stds"][key])
+    assert full["noise_stds"]["G"] == pytest.approx(full["noise_multiplier"] * 100.0)
 
 
 def test_accountant_is_charged():

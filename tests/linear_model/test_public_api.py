@@ -66,6 +66,8 @@ def test_fitted_attributes_and_label_independent_mechanism_record(name):
                 "privacy_spend_", "mechanism_params_", "data_norm_"}
     if estimator.privacy == "label":
         expected.add("clipped_fraction_")
+    else:
+        expected |= {"example_epsilon_", "example_delta_"}  # whole examples, besides labels
     if getattr(estimator, "solver", None) in ("newton", "fc", "sgd", "adam"):
         expected.add("n_iter_")  # the public step count
     assert fitted == expected
@@ -74,3 +76,6 @@ def test_fitted_attributes_and_label_independent_mechanism_record(name):
     assert records[0] == records[1] == records[2]
     assert records[0] is not None and fits[0].privacy_spend_.params.items() >= (
         records[0].items())
+    if estimator.privacy == "full":
+        assert fits[0].privacy_spend_.params["example_epsilon"] == fits[0].example_epsilon_
+        assert fits[0].privacy_spend_.params["example_delta"] == fits[0].example_delta_
