@@ -20,7 +20,10 @@ has one (all ERM models with ``C = 0.1``, scikit-learn's convention):
 - ``DPLogisticRegression(solver="sgd", privacy="full", batch_size=256)``: DP-SGD
   with Poisson minibatches of expected size 256, 3 epochs (``T = 3 n / 256``
   steps), learning rate 16, clipping norm 1 (the default for two classes),
-  accounted with dp-accounting's RDP accountant;
+  accounted with dp-accounting's RDP accountant for adding or removing an
+  example and charged for a label change by group privacy (its example-level
+  epsilon is half the column's; every full-DP row is calibrated for a label
+  change at the column's epsilon, the ledger's relation);
 - ``DPLogisticRegression(solver="adam", privacy="full")``: full-batch DP-Adam,
   ``T = 100`` steps, learning rate 0.3, zCDP. With two classes the label-DP run
   is the same mechanism (sensitivity 1 both ways), so it has no row of its own;
@@ -188,9 +191,9 @@ def main():
     ))
     print(markdown_table("Median fit time (s)", epsilons, results, lambda r: f"{r['time']:.2f}"))
     sgd_eps = ", ".join(f"{results[SGD][e]['spent'][0]:.4f}" for e in epsilons)
-    print(f"\nDP-SGD's accounted epsilon_ (RDP, at delta={DELTA:g}) per target: {sgd_eps}; "
-          "the full-batch rows spend exactly their target.")
-    print("\nMehta et al.'s comparison, full DP (add/remove), accuracy minus DP-Adam's:")
+    print(f"\nDP-SGD's label-DP epsilon_ (group privacy over RDP, delta={DELTA:g}) per "
+          f"target: {sgd_eps}; the full-batch rows spend exactly their target.")
+    print("\nMehta et al.'s comparison, full DP, accuracy minus DP-Adam's:")
     for m in (NEWTON_FULL, FC_FULL, SGD):
         diffs = ", ".join(f"eps={e:g}: {results[m][e]['acc'] - results[ADAM][e]['acc']:+.4f}"
                           for e in epsilons)

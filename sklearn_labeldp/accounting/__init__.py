@@ -4,6 +4,7 @@ from ..exceptions import BudgetError, PrivacyLeakWarning
 from ._accountant import BudgetAccountant
 from ._budget import PrivacyBudget, PrivacySpend, compose_parallel, compose_sequential
 from ._default import DEFAULT_LEDGER_ENV, default_accountant
+from ._group_privacy import group_privacy_example_budget, group_privacy_label_budget
 from ._subsampled import subsampled_gaussian_epsilon, subsampled_gaussian_noise_multiplier
 from ._zcdp import (
     approx_dp_to_zcdp,
@@ -25,6 +26,8 @@ __all__ = [
     "default_accountant",
     "gaussian_rho",
     "gaussian_sigma_for_approx_dp",
+    "group_privacy_example_budget",
+    "group_privacy_label_budget",
     "subsampled_gaussian_epsilon",
     "subsampled_gaussian_noise_multiplier",
     "zcdp_to_approx_dp",

@@ -37,6 +37,7 @@ import numpy as np
 from ..accounting import (
     gaussian_rho,
     gaussian_sigma_for_approx_dp,
+    group_privacy_example_budget,
     subsampled_gaussian_noise_multiplier,
 )
 from ._losses import LogisticLoss, neighbour_bounds
@@ -483,49 +484,6 @@ def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, pr
 # scale; 0.1 moves the coefficients of the mapped rows far enough in tens of steps.
 DEFAULT_LEARNING_RATES = {"sgd": 4.0, "adam": 0.1}
 
-# Poisson minibatches under group privacy: the example-level epsilon target is
-# epsilon / 2, at most this. Beyond it delta / (1 + e^eps_ex) underflows (at about
-# eps_ex = 745) while the guarantee is void long before; a smaller eps_ex than
-# epsilon / 2 is still within the label budget, only noisier.
-MAX_EXAMPLE_EPSILON = 500.0
-
-
-def group_privacy_example_budget(epsilon, delta):
-    """The add/remove target ``(eps_ex, delta_ex)`` whose group-privacy bound is within a
-    label budget ``(epsilon, delta)``.
-
-    A label change is a removal followed by an addition, so an ``(eps_ex,
-    delta_ex)`` add/remove guarantee gives ``(2 eps_ex, (1 + e^eps_ex)
-    delta_ex)`` for a label change (group privacy for groups of 2, Dwork and
-    Roth 2014, Sec. 2.3: ``P[M(D) in S] <= e^eps_ex (e^eps_ex P[M(D'') in S] +
-    delta_ex) + delta_ex``). ``eps_ex = min(epsilon / 2, MAX_EXAMPLE_EPSILON)`` and
-    ``delta_ex = delta / (1 + e^eps_ex)``, as
-    :class:`~sklearn_labeldp.nn.DPSGDClassifier` does.
-
-    Parameters
-    ----------
-    epsilon : float
-    delta : float
-
-    Returns
-    -------
-    eps_ex : float
-    delta_ex : float
-    """
-    eps_ex = min(epsilon / 2.0, MAX_EXAMPLE_EPSILON)
-    return eps_ex, delta / (1.0 + math.exp(eps_ex))
-
-
-def group_privacy_label_budget(example_epsilon, example_delta, epsilon, delta):
-    """The label-change guarantee ``(2 eps_ex, (1 + e^eps_ex) delta_ex)`` of an add/remove one.
-
-    Clamped to ``(epsilon, delta)`` (the budget it was calibrated within, which it
-    meets up to rounding).
-    """
-    return (min(2.0 * example_epsilon, epsilon),
-            min((1.0 + math.exp(example_epsilon)) * example_delta, delta))
-
-
 def first_order_sensitivity(n_classes, privacy, max_grad_norm):
     """The clipping norm and the L2 sensitivity the noise of DP-SGD/DP-Adam is scaled to.
 
@@ -613,7 +571,8 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
       ``T`` compositions of the Poisson-subsampled Gaussian mechanism (Abadi et
       al. 2016), accounted by dp-accounting for add/remove neighbours only. The
       label budget is reached through group privacy
-      (:func:`group_privacy_example_budget`): ``s`` is the smallest noise
+      (:func:`~sklearn_labeldp.accounting.group_privacy_example_budget`): ``s`` is
+      the smallest noise
       multiplier whose RDP epsilon at ``delta_ex = delta / (1 + e^(epsilon /
       2))`` is at most ``epsilon / 2``
       (:func:`~sklearn_labeldp.accounting.subsampled_gaussian_noise_multiplier`).

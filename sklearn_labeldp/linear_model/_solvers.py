@@ -31,13 +31,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..accounting import PrivacySpend, subsampled_gaussian_epsilon, zcdp_to_approx_dp
+from ..accounting import (
+    PrivacySpend,
+    group_privacy_example_budget,
+    group_privacy_label_budget,
+    subsampled_gaussian_epsilon,
+    zcdp_to_approx_dp,
+)
 from ._first_order import noisy_first_order_logistic
 from ._minimise import minimise
 from ._perturbation import (
     first_order_params,
-    group_privacy_example_budget,
-    group_privacy_label_budget,
     perturbation_params,
     sample_l2_gamma_noise,
     second_order_params,

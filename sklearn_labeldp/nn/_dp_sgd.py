@@ -24,6 +24,8 @@ from skorch.history import History
 from .._base import BaseLabelDPMetaClassifier, CodeClassifierPredictMixin, trial_codes
 from ..accounting import (
     PrivacySpend,
+    group_privacy_example_budget,
+    group_privacy_label_budget,
     subsampled_gaussian_epsilon,
     subsampled_gaussian_noise_multiplier,
 )
@@ -337,6 +339,11 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     def _sampling(self, n_samples):
         """Poisson rate ``q`` and steps per epoch; a batch as large as the data is ``q = 1``."""
         batch_size = self._get_estimator().batch_size
+        if batch_size != -1 and batch_size < 1:
+            raise ValueError(
+                f"DPSGDClassifier: the network's batch_size (the expected batch size) must be "
+                f"-1 or >= 1; got {batch_size}."
+            )
         if batch_size == -1 or batch_size >= n_samples:
             return 1.0, 1
         sample_rate = batch_size / n_samples
@@ -348,9 +355,9 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         self._check_network(net)
         sample_rate, steps_per_epoch = self._sampling(X.shape[0])
         steps = net.max_epochs * steps_per_epoch
-        example_delta = self.delta / (1.0 + math.exp(self.epsilon / 2.0))
+        target_epsilon, example_delta = group_privacy_example_budget(self.epsilon, self.delta)
         noise_multiplier = subsampled_gaussian_noise_multiplier(
-            self.epsilon / 2.0, sample_rate, steps, example_delta, method=self.accounting
+            target_epsilon, sample_rate, steps, example_delta, method=self.accounting
         )
         example_epsilon = subsampled_gaussian_epsilon(
             noise_multiplier, sample_rate, steps, example_delta, method=self.accounting
@@ -364,8 +371,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         }
         spend = PrivacySpend.leaf(
             "DP-SGD",
-            min(2.0 * example_epsilon, self.epsilon),
-            min((1.0 + math.exp(example_epsilon)) * example_delta, self.delta),
+            *group_privacy_label_budget(example_epsilon, example_delta, self.epsilon, self.delta),
             example_epsilon=example_epsilon,
             example_delta=example_delta,
             **params,

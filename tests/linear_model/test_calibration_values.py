@@ -11,7 +11,11 @@ import math
 import numpy as np
 import pytest
 
-from sklearn_labeldp.accounting import approx_dp_to_zcdp
+from sklearn_labeldp.accounting import (
+    approx_dp_to_zcdp,
+    group_privacy_example_budget,
+    group_privacy_label_budget,
+)
 from sklearn_labeldp.linear_model._gram_noise import project_psd
 from sklearn_labeldp.linear_model._least_squares import (
     least_squares_label_sensitivities,
@@ -23,8 +27,6 @@ from sklearn_labeldp.linear_model._perturbation import (
     calibrate_gaussian_releases,
     first_order_label_sensitivity,
     gaussian_releases_rho,
-    group_privacy_example_budget,
-    group_privacy_label_budget,
     objective_perturbation_params,
     one_vs_rest_epsilon,
     output_perturbation_beta,
