@@ -95,7 +95,9 @@ def _teacher_votes(teacher, X, part, codes_part, X_queries, fit_params):
     return votes.astype(np.intp)
 
 
-def _pate_release(codes, *, X, parts, queries, teachers, fit_params, n_classes, n_jobs, aggregate):
+def _pate_release(
+    codes, *, X, parts, queries, teachers, fit_params, n_classes, n_jobs, verbose, aggregate
+):
     """The PATE mechanism on all label codes: teachers' votes, noisily aggregated.
 
     Each teacher reads the codes of its part only; the vote histograms and
@@ -103,7 +105,7 @@ def _pate_release(codes, *, X, parts, queries, teachers, fit_params, n_classes, 
     """
     X_queries = _safe_indexing(X, queries)
     n_samples = codes.shape[0]
-    votes_per_teacher = Parallel(n_jobs=n_jobs)(
+    votes_per_teacher = Parallel(n_jobs=n_jobs, verbose=verbose)(
         delayed(_teacher_votes)(
             teacher,
             X,
@@ -213,7 +215,13 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         Charged with ``(epsilon_, delta_)`` before any label is used.
     n_jobs : int, default=None
         Teachers fitted in parallel with joblib (``None`` means 1 unless in a
-        :func:`joblib.parallel_backend` context).
+        :func:`joblib.parallel_backend` context). On a Dask cluster, fit inside
+        ``joblib.parallel_backend("dask")``: the budget is charged here, on the
+        client, before any teacher is submitted, and the workers get their
+        parts and return votes only.
+    verbose : int, default=0
+        joblib's progress messages about the teachers (how many are done);
+        they say nothing about the labels.
 
     Attributes
     ----------
@@ -275,6 +283,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         "threshold": [Interval(Real, 0, 1, closed="both")],
         "sigma_ratio": [Interval(Real, 0, None, closed="neither")],
         "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -293,6 +302,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         random_state=None,
         accountant=None,
         n_jobs=None,
+        verbose=0,
     ):
         self.estimator = estimator
         self.student = student
@@ -307,6 +317,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         self.random_state = random_state
         self.accountant = accountant
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     def _default_estimator(self):
         return LogisticRegression()
@@ -455,6 +466,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             fit_params=fit_params,
             n_classes=labels.n_classes,
             n_jobs=self.n_jobs,
+            verbose=self.verbose,
             aggregate=lambda votes: self._aggregate(votes, params, noise_rng),
         )
         # Everything below is post-processing of `answers`: no label is read again.
