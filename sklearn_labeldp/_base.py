@@ -11,7 +11,7 @@ through ``classes_``, and the fitted privacy attributes.
 import copy
 import warnings
 from abc import ABCMeta, abstractmethod
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import (
@@ -58,6 +58,19 @@ def _estimator_has(attr):
         return hasattr(self._final_estimator_template(), attr)
 
     return check
+
+
+def quick_trial(estimator):
+    """Make a clone for a label-free trial fit quiet and short: one epoch is enough
+    to surface a configuration error (shapes, devices, augmentations)."""
+    params = estimator.get_params()
+    if "verbose" in params:
+        estimator.set_params(verbose=0)
+    epochs = params.get("max_epochs")
+    # Only shortened: an invalid value must still reach the estimator's own check.
+    if isinstance(epochs, Integral) and not isinstance(epochs, bool) and epochs > 1:
+        estimator.set_params(max_epochs=1)
+    return estimator
 
 
 def subset_fit_params(fit_params, indices, n_samples):
@@ -336,8 +349,7 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
         n_rows = min(smallest, _TRIAL_ROWS)
         rows = np.arange(n_rows)
         estimator = seed_estimator(clone(self._get_estimator()), np.random.default_rng(0))
-        if "verbose" in estimator.get_params():
-            estimator.set_params(verbose=0)
+        quick_trial(estimator)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

@@ -19,6 +19,7 @@ from .._base import (
     _TRIAL_ROWS,
     BaseLabelDPMetaClassifier,
     CodeClassifierPredictMixin,
+    quick_trial,
     seed_estimator,
     subset_fit_params,
     trial_codes,
@@ -354,7 +355,9 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             super()._check_before_charge(X, n_classes, plan, fit_params)
         if plan["queries"].size < 2:
             return  # one answer is one class: the student is then a constant classifier
-        student = seed_estimator(clone(self._get_student()), np.random.default_rng(0))
+        student = quick_trial(
+            seed_estimator(clone(self._get_student()), np.random.default_rng(0))
+        )
         n_rows = min(
             X.shape[0] if _is_semi_supervised(student) else plan["queries"].size, _TRIAL_ROWS
         )
@@ -422,17 +425,30 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         The labelling noise's std per bin (``sigma``, ``sigma2``, or ``sqrt 2 /
         gamma`` for Laplace) is compared with half the number of teachers, the
         margin of a clear majority: above it, most answers are noise.
+        Confident-GNMax's selection noise ``sigma1`` is compared with half its
+        threshold: above it, which queries are answered is mostly noise too.
         """
         std = {
             "lnmax": lambda: math.sqrt(2.0) / params.get("gamma", 1.0),
             "gnmax": lambda: params.get("sigma"),
             "confident_gnmax": lambda: params.get("sigma2"),
         }[self.aggregator]()
+        problems = []
         if std > self.n_teachers / 2:
+            problems.append(
+                f"the vote noise has std {std:.1f} votes for {self.n_teachers} teachers: "
+                "most answers will be noise"
+            )
+        if self.aggregator == "confident_gnmax" and params["sigma1"] > params["threshold"] / 2:
+            problems.append(
+                f"the selection noise has std {params['sigma1']:.1f} votes against a "
+                f"threshold of {params['threshold']:.1f} votes: which queries are answered "
+                "will be mostly noise"
+            )
+        if problems:
             warnings.warn(
-                f"{type(self).__name__}: the vote noise has std {std:.1f} votes for "
-                f"{self.n_teachers} teachers and {params['n_queries']} queries at "
-                f"epsilon={self.epsilon}: most answers will be noise. Use more teachers, "
+                f"{type(self).__name__}: with {params['n_queries']} queries at "
+                f"epsilon={self.epsilon}, " + "; ".join(problems) + ". Use more teachers, "
                 "fewer queries or a larger epsilon (the noise grows like sqrt(n_queries) "
                 "/ epsilon).",
                 UserWarning,

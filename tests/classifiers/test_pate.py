@@ -387,3 +387,31 @@ def test_a_fit_semi_teacher_reads_its_part_and_sees_every_other_row_unlabeled():
         np.testing.assert_array_equal(targets[part], y[part])
         labelled.append(part)
     np.testing.assert_array_equal(np.sort(np.concatenate(labelled)), np.arange(len(y)))
+
+
+def test_a_selection_noise_that_drowns_the_threshold_is_announced():
+    X, y = make_circle_gaussians(500, 2, sigma=0.3, random_state=0)
+    with pytest.warns(UserWarning, match="selection noise") as record:
+        PATEClassifier(n_teachers=20, n_queries=50, epsilon=8.0, classes=[0, 1],
+                       random_state=0).fit(X, y)
+    assert not any("vote noise" in str(w.message) for w in record)  # sigma2 is fine here
+
+
+class EpochStudent(FitSemiStudent):
+    """Records the max_epochs it is fitted with."""
+
+    def __init__(self, max_epochs=50):
+        self.max_epochs = max_epochs
+
+    def fit_semi(self, X, y):
+        RECORDS.append(("epochs", self.max_epochs))
+        return super().fit_semi(X, y)
+
+
+def test_trial_fits_are_one_epoch_and_the_real_fit_keeps_its_epochs():
+    X, y = make_circle_gaussians(400, 2, sigma=0.2, random_state=0)
+    RECORDS.clear()
+    PATEClassifier(student=EpochStudent(50), n_teachers=10, n_queries=30, epsilon=5.0,
+                   classes=[0, 1], random_state=0).fit(X, y)
+    epochs = [r[1] for r in RECORDS if r[0] == "epochs"]
+    assert epochs == [1, 50]
