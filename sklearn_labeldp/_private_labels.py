@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 
+from .utils import is_dask
+
 # Relative slack when comparing a per-example spend with the budget, so that
 # e.g. ``eps_p + (eps - eps_p)`` is not refused for a rounding error.
 _RTOL = 1e-9
@@ -33,8 +35,10 @@ class PrivateLabels:
 
     Parameters
     ----------
-    codes : ndarray of shape (n_samples,)
-        Label codes in ``[0, n_classes)``.
+    codes : ndarray or dask array of shape (n_samples,)
+        Label codes in ``[0, n_classes)``. A dask array stays lazy: a
+        mechanism receives it (or a lazy selection of it) and reduces it where
+        its blocks live.
     n_classes : int
     epsilon : float
         The planned label-DP epsilon of the whole fit: what the accountant was
@@ -45,7 +49,7 @@ class PrivateLabels:
         epsilon = float(epsilon)
         if not (math.isfinite(epsilon) and epsilon > 0):
             raise ValueError(f"the budget must be finite and > 0; got {epsilon!r}.")
-        self.__codes = np.asarray(codes)
+        self.__codes = codes if is_dask(codes) else np.asarray(codes)
         self.n_classes = n_classes
         self.n_samples = self.__codes.shape[0]
         self.epsilon = epsilon
@@ -110,4 +114,7 @@ class PrivateLabels:
                 "accounted, or the recorded privacy spend would be wrong)."
             )
         self._spent = spent
-        return mechanism(self.__codes[indices], **kwargs)
+        codes = self.__codes
+        if not (is_dask(codes) and np.array_equal(indices, np.arange(self.n_samples))):
+            codes = codes[indices]  # every row of a dask array: the array itself, no new graph
+        return mechanism(codes, **kwargs)

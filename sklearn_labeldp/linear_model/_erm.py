@@ -43,6 +43,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
+from ..utils import is_dask
 from ._losses import HuberHingeLoss, LogisticLoss
 from ._preprocessing import clipped_design, plan_row_bound
 from ._solvers import SOLVERS, ERMSetting
@@ -83,6 +84,16 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+    def _validate_X(self, X, *, reset, y="no_validation"):
+        # The first step of a fit (and of a prediction): before any charge, and before
+        # validate_data would compute a dask array.
+        if is_dask(X, y):
+            raise TypeError(
+                f"{type(self).__name__} is not supported on dask arrays; compute() first "
+                "or use DPLeastSquaresClassifier, which reduces its statistics blockwise."
+            )
+        return super()._validate_X(X, reset=reset, y=y)
 
     def _setting(self, n_samples, n_classes):
         """The public description of the fit that the solver is calibrated from."""

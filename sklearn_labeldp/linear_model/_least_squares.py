@@ -9,6 +9,7 @@ DP) or post-processing of its output (PSD projection, Cholesky solves).
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from numbers import Real
 
 import numpy as np
@@ -21,8 +22,17 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
-from ..accounting import PrivacySpend, zcdp_to_approx_dp
-from ..utils import check_generator
+from .._private_labels import PrivateLabels
+from ..accounting import PrivacySpend, default_accountant, zcdp_to_approx_dp
+from ..utils import check_generator, forget_derived_seeds, is_dask, spawn_generators
+from ._dask import (
+    check_dask_Xy,
+    dask_decision_function,
+    dask_predict,
+    encode_dask_labels,
+    map_design,
+    unknown_labels,
+)
 from ._gram_noise import add_symmetric_noise, project_psd, project_psd_one
 from ._perturbation import calibrate_gaussian_releases, gaussian_releases_rho
 from ._preprocessing import clipped_design, plan_row_bound
@@ -126,11 +136,17 @@ def noisy_least_squares_statistics(
     ``(0 + 2 + 2) / (2 s^2)`` (weighted) or ``(0 + 2) / (2 s^2)`` (ridge), from
     :func:`least_squares_label_sensitivities`.
 
+    A dask ``codes`` and ``Z`` (blocks of rows, aligned) are reduced blockwise:
+    the exact statistics of every block (:func:`least_squares_statistics`) are
+    summed by a tree reduction and computed, then the noise is added here, on
+    the client, from ``random_state`` in the same order as for numpy input
+    (:func:`add_statistics_noise`): the same generator gives the same noise.
+
     Parameters
     ----------
-    codes : ndarray of shape (n_samples,)
+    codes : ndarray or dask.array.Array of shape (n_samples,)
         Label codes in ``[0, n_classes)``; the private input.
-    Z : {ndarray, sparse matrix} of shape (n_samples, p)
+    Z : {ndarray, sparse matrix, dask.array.Array} of shape (n_samples, p)
         Rows of L2 norm at most ``data_norm`` (checked).
     n_classes : int
     privacy : {"label", "full"}
@@ -147,11 +163,54 @@ def noisy_least_squares_statistics(
     -------
     dict
         ``"b"``: ndarray (p, n_classes); ``"A"``: ndarray (n_classes, p, p) for
-        ``"weighted"``; ``"G"``: ndarray (p, p) under ``"full"``. Noisy matrices are
+        ``"weighted"``; ``"G"``: ndarray (p, p) under ``"full"``. For dask input
+        under ``"label"`` also ``"G_public"``, the exact (label-independent)
+        ``Z^T Z`` from the same pass over the blocks. Noisy matrices are
         symmetric but not projected to the PSD cone (post-processing does that).
     """
+    if is_dask(codes, Z):
+        from ._dask import dask_least_squares_statistics
+
+        stats = dask_least_squares_statistics(
+            codes, Z, n_classes=n_classes, formulation=formulation, data_norm=data_norm,
+            gram=True)
+        if privacy == "label":
+            # G is label-independent (public) under label DP: it comes out of the same
+            # pass over the blocks, from Z alone, and is returned exact, never noised.
+            stats["G_public"] = stats.pop("G")
+    else:
+        stats = least_squares_statistics(
+            codes, Z, n_classes=n_classes, formulation=formulation, data_norm=data_norm,
+            gram=privacy == "full")
+    add_statistics_noise(stats, privacy, formulation, noise_multiplier, data_norm,
+                         check_generator(random_state))
+    return stats
+
+
+def least_squares_statistics(codes, Z, *, n_classes, formulation, data_norm, gram):
+    """The exact sufficient statistics of DP-LS (no noise): ``b``, ``A`` and ``G``.
+
+    The one implementation of the sums, used by the numpy path on the whole of
+    ``Z`` and by the dask path on every block (whose results are then summed).
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_samples,)
+    Z : {ndarray, sparse matrix} of shape (n_samples, p)
+        Rows of L2 norm at most ``data_norm`` (checked).
+    n_classes : int
+    formulation : {"weighted", "ridge"}
+        ``"A"`` is computed for ``"weighted"`` only.
+    data_norm : float
+    gram : bool
+        Whether to compute ``"G" = Z^T Z`` (from ``Z`` alone).
+
+    Returns
+    -------
+    dict
+        ``"b"`` (p, n_classes), ``"A"`` (n_classes, p, p), ``"G"`` (p, p).
+    """
     codes = np.asarray(codes, dtype=np.intp)
-    rng = check_generator(random_state)
     n, p = Z.shape
     sq_norms = (
         np.asarray(Z.multiply(Z).sum(axis=1)).ravel() if sp.issparse(Z) else np.einsum(
@@ -159,10 +218,6 @@ def noisy_least_squares_statistics(
     )
     if sq_norms.size and sq_norms.max() > data_norm**2 * (1 + 1e-9):
         raise ValueError("the rows of Z must have L2 norm <= data_norm; clip them first.")
-    stds = {
-        key: noise_multiplier * sensitivity
-        for key, sensitivity in least_squares_sensitivities(privacy, formulation, data_norm).items()
-    }
     one_hot = sp.csr_matrix(
         (np.ones(n), (np.arange(n), codes)), shape=(n, n_classes), dtype=np.float64
     )
@@ -171,17 +226,33 @@ def noisy_least_squares_statistics(
     stats = {"b": b}
     if formulation == "weighted":
         stats["A"] = _class_grams(Z, codes, n_classes)
-    if privacy == "full":
+    if gram:
         # Under full DP the mechanism also releases G, from the features alone: sum_j A_j
         # would equal it only up to rounding that depends on the labels (the order of the
         # sum), and the ledger is charged for a label change that does not move G at all.
         stats["G"] = _gram(Z)
-    if noise_multiplier > 0:
-        stats["b"] += stds["b"] * rng.standard_normal(b.shape)
-        if "A" in stats:
-            add_symmetric_noise(stats["A"], stds["A"], rng)
-        if "G" in stats:
-            add_symmetric_noise(stats["G"], stds["G"], rng)
+    return stats
+
+
+def add_statistics_noise(stats, privacy, formulation, noise_multiplier, data_norm, rng):
+    """Add the Gaussian noise of DP-LS to ``stats`` in place, in one fixed order.
+
+    ``b`` first, then ``A``, then ``G`` (under full DP only), each drawn from
+    ``rng`` as in :func:`noisy_least_squares_statistics`: the numpy and the
+    dask paths call this same function on the client, so one generator gives
+    both paths the same noise.
+    """
+    if not noise_multiplier > 0:
+        return stats
+    stds = {
+        key: noise_multiplier * sensitivity
+        for key, sensitivity in least_squares_sensitivities(privacy, formulation, data_norm).items()
+    }
+    stats["b"] += stds["b"] * rng.standard_normal(stats["b"].shape)
+    if "A" in stds:
+        add_symmetric_noise(stats["A"], stds["A"], rng)
+    if "G" in stds:
+        add_symmetric_noise(stats["G"], stds["G"], rng)
     return stats
 
 
@@ -500,9 +571,53 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         return s, rho, example_rho
 
     def _design(self, X, data_norm):
-        """Rows clipped to ``data_norm``, with the constant column inside the norm bound."""
+        """Rows clipped to ``data_norm``, with the constant column inside the norm bound.
+
+        A dask ``X`` gets the same builder on every block of rows, lazily.
+        """
         scale = 1.0 / math.sqrt(2.0) if self.fit_intercept else 1.0
-        return clipped_design(X, data_norm, intercept=self.fit_intercept, scale=scale)
+        design = partial(clipped_design, max_norm=data_norm, intercept=self.fit_intercept,
+                         scale=scale)
+        return map_design(design, X) if is_dask(X) else design(X)
+
+    def _fit_or_discard(self, X, y, route_fit_params):
+        # The base class's, with dask input sent to _fit_dask (at the same call depth as
+        # _fit, so that warnings still point at the caller of fit).
+        try:
+            (self._fit_dask if is_dask(X, y) else self._fit)(X, y, route_fit_params)
+        except BaseException:
+            self._discard_fitted_state()
+            raise
+        return self
+
+    def _fit_dask(self, X, y, route_fit_params):
+        """The base class's fit template for dask input: the same steps in the same order.
+
+        The checks are lazy (nothing of ``X`` or ``y`` is computed before the small
+        reductions of the plan, all before the charge) and the codes stay a dask
+        array until the mechanism reads them, inside ``labels.release``.
+        """
+        X, y = check_dask_Xy(self, X, y)
+        classes, codes = encode_dask_labels(self, y)
+        if unknown_labels(y, classes).compute():
+            raise ValueError(f"y holds labels that are not in `classes` ({classes.tolist()}).")
+        route_fit_params(X)
+        plan_rng, mechanism_rng, estimator_rng = spawn_generators(self.random_state, 3)
+        spend, plan = self._plan_fit(X, classes, plan_rng)
+        self._check_before_charge(X, classes.size, plan, {})
+        accountant = default_accountant() if self.accountant is None else self.accountant
+        accountant.spend(spend)  # BudgetError here: no label used yet
+        fitted = self._fit_private(
+            X, PrivateLabels(codes, classes.size, spend.epsilon), plan, {},
+            mechanism_rng, estimator_rng,
+        )
+        forget_derived_seeds(fitted)
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self.classes_ = classes
+        self.privacy_spend_ = spend
+        self.epsilon_ = spend.epsilon
+        self.delta_ = spend.delta
 
     def _plan_fit(self, X, classes, rng):
         s, rho, example_rho = self._noise_multiplier()
@@ -546,7 +661,10 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             random_state=mechanism_rng,
         )
         # Post-processing of the release (and of the public G under label DP).
-        G = _gram(Z) if self.privacy == "label" else project_psd(stats["G"])
+        if self.privacy == "full":
+            G = project_psd(stats["G"])
+        else:  # public: from Z alone (for dask Z, from the release's pass over the blocks)
+            G = stats.pop("G_public") if "G_public" in stats else _gram(Z)
         ridge = self.alpha * np.eye(p)
         if self.formulation == "ridge":
             factor = cho_factor(G + ridge, lower=True, check_finite=False)
@@ -571,16 +689,19 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes) or (n_samples,)
+        ndarray or dask.array.Array of shape (n_samples, n_classes) or (n_samples,)
+            Lazy, chunked like ``X`` along rows, for a dask ``X``.
             For two classes, scikit-learn's convention: the score of
             ``classes_[1]`` minus that of ``classes_[0]`` (positive means
             ``classes_[1]``).
         """
         check_is_fitted(self)
+        if is_dask(X):
+            return dask_decision_function(self, X)
         X = self._validate_X(X, reset=False)
         scores = np.asarray(safe_sparse_dot(X, self.coef_.T, dense_output=True))
         scores = scores + self.intercept_
@@ -588,3 +709,20 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             return scores[:, 1] - scores[:, 0]
         return scores
 
+
+    def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray or dask.array.Array of shape (n_samples,)
+            Lazy, chunked like ``X`` along rows, for a dask ``X``.
+        """
+        if is_dask(X):
+            check_is_fitted(self)
+            return dask_predict(self, X)
+        return super().predict(X)

@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..exceptions import PrivacyLeakWarning, RowClippingWarning
+from ..utils import is_dask
 
 # Above this share of clipped rows a label-DP fit with a given bound warns: the
 # model then sees a distorted picture of the features (every clipped row loses
@@ -50,8 +51,10 @@ def plan_row_bound(X, data_norm, *, privacy):
 
     Parameters
     ----------
-    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
-        The training features.
+    X : {ndarray, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
+        The training features. A dask ``X`` is summarised by small
+        reductions (:func:`_dask_norm_summary`; ``"auto"`` then takes dask's
+        approximate percentile).
     data_norm : float or "auto"
         The estimators' parameter. ``"auto"`` takes the 99th percentile
         (``AUTO_QUANTILE``, :func:`numpy.quantile`'s linear interpolation) of
@@ -80,7 +83,14 @@ def plan_row_bound(X, data_norm, *, privacy):
         more than a relative ``1e-9`` (rows normalised to the bound and rounded
         a hair above it do not count).
     """
-    norms = row_norms(X)
+    if is_dask(X):
+        summary = _dask_norm_summary(X, data_norm, privacy)
+    else:
+        norms = row_norms(X)
+        summary = {"largest": lambda: float(norms.max()) if norms.size else 0.0,
+                   "quantile": lambda: (float(np.quantile(norms, AUTO_QUANTILE))
+                                        if norms.size else 0.0),
+                   "fraction": lambda bound: float(np.mean(norms > bound * (1.0 + _ROUNDING)))}
     if isinstance(data_norm, str):  # "auto", the only string the parameter constraints allow
         if privacy == "full":
             warnings.warn(
@@ -90,8 +100,7 @@ def plan_row_bound(X, data_norm, *, privacy):
                 PrivacyLeakWarning,
                 stacklevel=_STACKLEVEL,
             )
-        largest = float(norms.max()) if norms.size else 0.0
-        quantile = float(np.quantile(norms, AUTO_QUANTILE)) if norms.size else 0.0
+        largest, quantile = summary["largest"](), summary["quantile"]()
         # More than 99% zero rows: the largest norm, so that the rest are not clipped
         # to (nearly) nothing; every row zero: 1, any bound clips nothing then.
         bound = quantile if quantile > 0 else largest if largest > 0 else 1.0
@@ -101,7 +110,7 @@ def plan_row_bound(X, data_norm, *, privacy):
         raise ValueError(f"data_norm must be 'auto' or a finite number > 0; got {data_norm!r}.")
     attributes = {"data_norm_": bound}
     if privacy == "label":
-        fraction = float(np.mean(norms > bound * (1.0 + _ROUNDING)))
+        fraction = summary["fraction"](bound)
         # "auto" clips its top ~1% by design: above 5% only on fewer than 20 rows,
         # where its one clipped row is no distortion worth a warning.
         if fraction > CLIPPED_FRACTION_WARNING and not isinstance(data_norm, str):
@@ -115,6 +124,46 @@ def plan_row_bound(X, data_norm, *, privacy):
             )
         attributes["clipped_fraction_"] = fraction
     return bound, attributes
+
+
+def _dask_norm_summary(X, data_norm, privacy):
+    """The row-norm statistics :func:`plan_row_bound` needs, from a dask ``X``, lazily.
+
+    One ``dask.compute`` over the blocks gives the largest row norm, the
+    ``AUTO_QUANTILE`` quantile by :func:`dask.array.percentile` (approximate:
+    it merges per-block percentiles; the bound only has to be public, which
+    it is under label DP, and under full DP ``"auto"`` warns anyway), whether
+    every entry is finite (the numpy path's input check, made here so that it
+    costs no extra pass) and, for a given bound under label DP, the number
+    of clipped rows. With ``"auto"`` under label DP the clipped rows are
+    counted by a second pass, once the bound is known.
+    """
+    import dask
+    import dask.array as da
+
+    norms = X.map_blocks(row_norms, drop_axis=1, dtype=np.float64)
+    lazy = {"finite": da.isfinite(X).all(), "largest": norms.max()}
+    auto = isinstance(data_norm, str)
+    if auto:
+        lazy["quantile"] = da.percentile(norms, [100.0 * AUTO_QUANTILE]).max()
+    n_rows = X.shape[0]
+
+    def count_clipped(bound):
+        return (norms > bound * (1.0 + _ROUNDING)).sum()
+
+    if privacy == "label" and not auto and math.isfinite(data_norm) and data_norm > 0:
+        lazy["clipped"] = count_clipped(float(data_norm))
+    (values,) = dask.compute(lazy)
+    if not values["finite"]:
+        raise ValueError("Input X contains NaN or infinity.")
+
+    def fraction(bound):
+        clipped = values["clipped"] if "clipped" in values else count_clipped(bound).compute()
+        return float(clipped) / n_rows if n_rows else 0.0
+
+    return {"largest": lambda: float(values["largest"]) if n_rows else 0.0,
+            "quantile": lambda: float(values["quantile"]) if n_rows else 0.0,
+            "fraction": fraction}
 
 
 def clip_rows(X, max_norm):

@@ -25,12 +25,12 @@ among the loaded modules, since no dask array exists before it is imported.
 """
 
 import math
-import sys
 import uuid
 from functools import partial
 
 import numpy as np
 
+from ..utils import is_dask
 from ..utils._random import _root
 
 __all__ = ["is_dask", "map_mechanism"]
@@ -38,12 +38,6 @@ __all__ = ["is_dask", "map_mechanism"]
 _ROWS = "i"  # blockwise index of the label axis
 _OUT_COLUMNS = "z"  # blockwise index of the output's column axis
 _COLUMNS = "abcdefgh"  # blockwise indices of the aligned arguments' other axes
-
-
-def is_dask(*arrays):
-    """Whether any of ``arrays`` is a dask array, without importing dask."""
-    dask_array = sys.modules.get("dask.array")
-    return dask_array is not None and any(isinstance(a, dask_array.Array) for a in arrays)
 
 
 def _block_seed(root, index):

@@ -1,5 +1,6 @@
 """Small helpers shared across the package."""
 
+from ._dask import is_dask
 from ._discovery import all_estimators
 from ._random import (
     SECURE,
@@ -17,5 +18,6 @@ __all__ = [
     "check_generator",
     "derived_random_state",
     "forget_derived_seeds",
+    "is_dask",
     "spawn_generators",
 ]

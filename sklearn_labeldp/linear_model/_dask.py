@@ -1,0 +1,299 @@
+"""DP least squares on dask arrays: lazy checks, blockwise statistics, lazy predictions.
+
+:class:`~sklearn_labeldp.linear_model.DPLeastSquaresClassifier` accepts a dask
+``X`` chunked by rows (its columns are put in one chunk) and a ``y`` chunked
+like it. Nothing here computes the whole of ``X`` or ``y`` on the client:
+
+- the checks of shapes, dtypes and chunks are lazy (:func:`check_dask_Xy`);
+  the values are checked by small reductions computed before the budget is
+  charged (finite features with the row-norm bound of
+  :func:`~sklearn_labeldp.linear_model._preprocessing.plan_row_bound`, labels
+  in ``classes`` by :func:`unknown_labels`), as the numpy path checks them;
+- the labels stay a dask array of codes (:func:`encode_dask_labels`) inside
+  :class:`~sklearn_labeldp._private_labels.PrivateLabels`, which keeps dask
+  codes lazy, and reach the DP-LS mechanism only through
+  :meth:`~sklearn_labeldp._private_labels.PrivateLabels.release`; the
+  mechanism sums the exact statistics of every block
+  (:func:`dask_least_squares_statistics`, a tree reduction), computes the
+  ``O(K p^2)`` result and adds the noise once, on the client;
+- predictions map over the blocks of ``X`` (:func:`dask_decision_function`).
+"""
+
+import uuid
+from functools import partial
+
+import numpy as np
+from sklearn.utils.extmath import safe_sparse_dot
+
+__all__ = [
+    "check_dask_Xy",
+    "dask_decision_function",
+    "dask_least_squares_statistics",
+    "dask_predict",
+    "encode_dask_labels",
+    "map_design",
+    "unknown_labels",
+]
+
+# Fan-in of the tree reduction of the per-block statistics: each reduction task
+# adds at most this many (K p^2 + K p + p^2)-vectors.
+SPLIT_EVERY = 8
+
+
+def _name(prefix):
+    return f"{prefix}-{uuid.uuid4().hex}"
+
+
+def _check_known_rows(array, what):
+    if any(np.isnan(size) for size in array.chunks[0]):
+        raise ValueError(f"{what} has unknown chunk sizes; call compute_chunk_sizes() first.")
+
+
+def _check_numeric(X, what="X"):
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"{what} must hold numbers (a float or int dtype); got dtype {X.dtype}.")
+    meta = getattr(X, "_meta", None)
+    if meta is not None and not isinstance(meta, np.ndarray):
+        raise TypeError(
+            f"the blocks of a dask {what} must be numpy arrays; got {type(meta).__name__}."
+        )
+
+
+def check_dask_Xy(estimator, X, y):
+    """Lazy validation of a dask ``X`` (and ``y``) for a fit: shapes, dtypes and chunks only.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Gets ``n_features_in_`` (from the shape, nothing is computed).
+    X : dask.array.Array or array-like of shape (n_samples, n_features)
+    y : dask.array.Array or array-like of shape (n_samples,) or (n_samples, 1)
+
+    Returns
+    -------
+    X : dask.array.Array
+        Float64, chunked by rows with the columns in one chunk.
+    y : dask.array.Array of shape (n_samples,)
+        Chunked like ``X`` along rows.
+    """
+    import dask.array as da
+
+    if not isinstance(X, da.Array):
+        X = np.asarray(X)
+        X = da.from_array(X, chunks=(X.shape[0] if X.ndim else 1, -1), name=_name("X"))
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D array for X; got a dask array of shape {X.shape}.")
+    _check_numeric(X)
+    _check_known_rows(X, "X")
+    n_samples, n_features = X.shape
+    if n_samples < 1 or n_features < 1:
+        raise ValueError(f"X has shape {X.shape}: at least one sample and one feature needed.")
+    if X.numblocks[1] != 1:
+        X = X.rechunk({1: -1})
+    if X.dtype != np.float64:
+        X = X.astype(np.float64)
+    if not isinstance(y, da.Array):
+        y = np.asarray(y)
+        if y.ndim == 0:
+            raise ValueError("y must be 1-d; got a scalar.")
+        y = da.from_array(y, chunks=(X.chunks[0], *y.shape[1:]), name=_name("y"))
+    _check_known_rows(y, "y")
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-d; got shape {y.shape}.")
+    if y.shape[0] != n_samples:
+        raise ValueError(
+            f"Found input variables with inconsistent numbers of samples: [{n_samples}, "
+            f"{y.shape[0]}]."
+        )
+    if y.chunks[0] != X.chunks[0]:
+        y = y.rechunk({0: X.chunks[0]})
+    if hasattr(estimator, "feature_names_in_"):
+        del estimator.feature_names_in_
+    estimator.n_features_in_ = n_features
+    return X, y
+
+
+def _codes_block(y, classes):
+    codes = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
+    if y.size and (classes[codes] != y).any():
+        raise ValueError(f"y holds labels that are not in `classes` ({classes.tolist()}).")
+    return codes.astype(np.intp, copy=False)
+
+
+def _unknown_block(y, classes):
+    codes = np.clip(np.searchsorted(classes, y), 0, classes.size - 1)
+    return classes[codes] != y
+
+
+def encode_dask_labels(estimator, y):
+    """The sorted label set (from ``classes``, required) and the lazy codes of a dask ``y``.
+
+    Raises
+    ------
+    ValueError
+        When ``classes`` is None: inferring the label set would read (and
+        leak) the labels of a whole dask array before the charge.
+    """
+    if estimator.classes is None:
+        raise ValueError(
+            f"{type(estimator).__name__}: pass `classes` when y is a dask array (the label "
+            "set is not inferred from a dask y: that would read every label, and reveal "
+            "which occur, before the budget is charged)."
+        )
+    classes = np.asarray(estimator.classes)
+    if classes.ndim != 1:
+        raise ValueError(f"classes must be 1-d; got shape {classes.shape}.")
+    if np.unique(classes).size != classes.size:
+        raise ValueError("classes must not contain duplicates.")
+    classes = np.sort(classes)
+    if classes.size < 2:
+        raise ValueError(
+            f"Classification needs at least 2 classes; got {classes.size} class "
+            f"({classes.tolist()}). Pass all possible labels through `classes`."
+        )
+    codes = y.map_blocks(_codes_block, classes=classes, dtype=np.intp, name=_name("codes"))
+    return classes, codes
+
+
+def unknown_labels(y, classes):
+    """Lazy: whether ``y`` holds a label outside ``classes`` (the numpy path's check)."""
+    return y.map_blocks(_unknown_block, classes=classes, dtype=bool).any()
+
+
+def map_design(design, X):
+    """``design`` (a numpy design builder) on every block of rows of a dask ``X``, lazily."""
+    width = design(np.zeros((0, X.shape[1]))).shape[1]
+    return X.map_blocks(
+        design, chunks=(X.chunks[0], (width,)), dtype=np.float64,
+        meta=np.empty((0, 0)), name=_name("design"),
+    )
+
+
+def _keys_shapes(p, n_classes, formulation, gram):
+    keys = [("b", (p, n_classes))]
+    if formulation == "weighted":
+        keys.append(("A", (n_classes, p, p)))
+    if gram:
+        keys.append(("G", (p, p)))
+    return keys
+
+
+def _block_statistics(codes, Z, *, keys_shapes, **kwargs):
+    from ._least_squares import least_squares_statistics
+
+    stats = least_squares_statistics(codes[:, 0], Z, gram="G" in dict(keys_shapes), **kwargs)
+    return np.concatenate([stats[key].ravel() for key, _ in keys_shapes])[None, :]
+
+
+def dask_least_squares_statistics(
+    codes, Z, *, n_classes, formulation, data_norm, gram, split_every=SPLIT_EVERY
+):
+    """The exact DP-LS statistics of dask ``codes`` and ``Z``, by a tree reduction.
+
+    Every block of rows gives the statistics of
+    :func:`~sklearn_labeldp.linear_model._least_squares.least_squares_statistics`
+    (the numpy implementation, which also checks the row norms), flattened
+    into one row; the rows are summed by ``sum(axis=0, split_every=...)`` and
+    the ``O(K p^2)`` sum is computed (``dask.compute``): this is the one place
+    the labels are computed, inside the release of the mechanism.
+
+    Parameters
+    ----------
+    codes : dask.array.Array of shape (n_samples,)
+    Z : dask.array.Array of shape (n_samples, p)
+        Chunked like ``codes`` along rows, the columns in one chunk.
+    n_classes : int
+    formulation : {"weighted", "ridge"}
+    data_norm : float
+    gram : bool
+        Whether to compute ``"G" = Z^T Z`` too (from ``Z`` alone).
+    split_every : int, default=8
+        Fan-in of the tree reduction.
+
+    Returns
+    -------
+    dict
+        Numpy arrays: ``"b"`` (p, n_classes), ``"A"`` (n_classes, p, p) for
+        ``"weighted"``, ``"G"`` (p, p) when ``gram``.
+    """
+    import dask
+    import dask.array as da
+
+    if not isinstance(codes, da.Array) or not isinstance(Z, da.Array):
+        raise TypeError("codes and Z must both be dask arrays (or both numpy ones).")
+    _check_known_rows(codes, "the label codes")
+    _check_known_rows(Z, "Z")
+    if Z.numblocks[1] != 1:
+        Z = Z.rechunk({1: -1})
+    if codes.chunks[0] != Z.chunks[0]:
+        raise ValueError(
+            f"the label codes are chunked {codes.chunks[0]} along rows but Z is chunked "
+            f"{Z.chunks[0]}; chunk them alike."
+        )
+    p = Z.shape[1]
+    keys_shapes = _keys_shapes(p, n_classes, formulation, gram)
+    length = sum(int(np.prod(shape)) for _, shape in keys_shapes)
+    parts = da.map_blocks(
+        partial(_block_statistics, keys_shapes=keys_shapes, n_classes=n_classes,
+                formulation=formulation, data_norm=data_norm),
+        codes[:, None], Z,
+        chunks=((1,) * Z.numblocks[0], (length,)), dtype=np.float64,
+        meta=np.empty((0, 0)), name=_name("ls-statistics"),
+    )
+    (flat,) = dask.compute(parts.sum(axis=0, split_every=split_every))
+    flat = np.asarray(flat, dtype=np.float64)
+    stats, start = {}, 0
+    for key, shape in keys_shapes:
+        size = int(np.prod(shape))
+        stats[key] = flat[start : start + size].reshape(shape).copy()
+        start += size
+    return stats
+
+
+def _check_dask_X_predict(estimator, X):
+    _check_numeric(X)
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D array for X; got a dask array of shape {X.shape}.")
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(estimator).__name__} is expecting "
+            f"{estimator.n_features_in_} features as input."
+        )
+    return X.rechunk({1: -1}) if X.numblocks[1] != 1 else X
+
+
+def _scores_block(X, coef, intercept):
+    scores = np.asarray(safe_sparse_dot(X, coef.T, dense_output=True)) + intercept
+    return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
+
+
+def dask_decision_function(estimator, X):
+    """``X @ coef_.T + intercept_`` over the blocks of a dask ``X`` (lazy).
+
+    Same conventions as the numpy path: for two classes the 1-d score of
+    ``classes_[1]`` minus that of ``classes_[0]``.
+    """
+    X = _check_dask_X_predict(estimator, X)
+    coef, intercept = np.asarray(estimator.coef_), np.asarray(estimator.intercept_)
+    kwargs = dict(coef=coef, intercept=intercept, dtype=np.float64, name=_name("scores"))
+    if coef.shape[0] == 2:
+        return X.map_blocks(_scores_block, drop_axis=1, chunks=(X.chunks[0],), **kwargs)
+    return X.map_blocks(_scores_block, chunks=(X.chunks[0], (coef.shape[0],)), **kwargs)
+
+
+def _predict_block(scores, classes):
+    if scores.ndim == 1:
+        return classes.take((scores > 0).astype(np.intp))
+    return classes.take(np.argmax(scores, axis=1))
+
+
+def dask_predict(estimator, X):
+    """Class labels over the blocks of a dask ``X`` (lazy)."""
+    scores = dask_decision_function(estimator, X)
+    classes = estimator.classes_
+    return scores.map_blocks(
+        _predict_block, classes=classes, drop_axis=list(range(1, scores.ndim)),
+        chunks=(scores.chunks[0],), dtype=classes.dtype, name=_name("predict"),
+    )
