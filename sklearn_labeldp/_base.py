@@ -261,11 +261,16 @@ class BaseLabelDPClassifier(
             raise
         return self
 
-    def _fit(self, X, y, route_fit_params):
+    def _prepare_Xy(self, X, y):
+        """Validated features, the label set and the label codes, before any charge."""
         X, y = self._validate_X(X, y=y, reset=True)
         if self.classes is None:  # given classes are checked by membership instead
             check_classification_targets(y)
         classes, codes = self._encode_labels(y)
+        return X, classes, codes
+
+    def _fit(self, X, y, route_fit_params):
+        X, classes, codes = self._prepare_Xy(X, y)
         fit_params = route_fit_params(X)
         plan_rng, mechanism_rng, estimator_rng = spawn_generators(self.random_state, 3)
         spend, plan = self._plan_fit(X, classes, plan_rng)

@@ -22,9 +22,8 @@ from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
-from .._private_labels import PrivateLabels
-from ..accounting import PrivacySpend, default_accountant, zcdp_to_approx_dp
-from ..utils import check_generator, forget_derived_seeds, is_dask, spawn_generators
+from ..accounting import PrivacySpend, zcdp_to_approx_dp
+from ..utils import check_generator, is_dask
 from ._dask import (
     check_dask_Xy,
     dask_decision_function,
@@ -580,44 +579,17 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
                          scale=scale)
         return map_design(design, X) if is_dask(X) else design(X)
 
-    def _fit_or_discard(self, X, y, route_fit_params):
-        # The base class's, with dask input sent to _fit_dask (at the same call depth as
-        # _fit, so that warnings still point at the caller of fit).
-        try:
-            (self._fit_dask if is_dask(X, y) else self._fit)(X, y, route_fit_params)
-        except BaseException:
-            self._discard_fitted_state()
-            raise
-        return self
-
-    def _fit_dask(self, X, y, route_fit_params):
-        """The base class's fit template for dask input: the same steps in the same order.
-
-        The checks are lazy (nothing of ``X`` or ``y`` is computed before the small
-        reductions of the plan, all before the charge) and the codes stay a dask
-        array until the mechanism reads them, inside ``labels.release``.
-        """
+    def _prepare_Xy(self, X, y):
+        """The base class's, lazy for dask input: shapes and chunks are checked
+        without computing ``X`` or ``y``, the labels become a dask array of codes,
+        and one small reduction checks they are all in ``classes``."""
+        if not is_dask(X, y):
+            return super()._prepare_Xy(X, y)
         X, y = check_dask_Xy(self, X, y)
         classes, codes = encode_dask_labels(self, y)
         if unknown_labels(y, classes).compute():
             raise ValueError(f"y holds labels that are not in `classes` ({classes.tolist()}).")
-        route_fit_params(X)
-        plan_rng, mechanism_rng, estimator_rng = spawn_generators(self.random_state, 3)
-        spend, plan = self._plan_fit(X, classes, plan_rng)
-        self._check_before_charge(X, classes.size, plan, {})
-        accountant = default_accountant() if self.accountant is None else self.accountant
-        accountant.spend(spend)  # BudgetError here: no label used yet
-        fitted = self._fit_private(
-            X, PrivateLabels(codes, classes.size, spend.epsilon), plan, {},
-            mechanism_rng, estimator_rng,
-        )
-        forget_derived_seeds(fitted)
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.classes_ = classes
-        self.privacy_spend_ = spend
-        self.epsilon_ = spend.epsilon
-        self.delta_ = spend.delta
+        return X, classes, codes
 
     def _plan_fit(self, X, classes, rng):
         s, rho, example_rho = self._noise_multiplier()
