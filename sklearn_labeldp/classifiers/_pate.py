@@ -36,7 +36,7 @@ from ..mechanisms import (
     lnmax_gamma,
     lnmax_spend,
 )
-from ..utils import spawn_generators
+from ..utils import progress, spawn_generators
 
 __all__ = ["PATEClassifier"]
 
@@ -106,7 +106,7 @@ def _pate_release(
     """
     X_queries = _safe_indexing(X, queries)
     n_samples = codes.shape[0]
-    votes_per_teacher = Parallel(n_jobs=n_jobs, verbose=verbose)(
+    votes = Parallel(n_jobs=n_jobs, return_as="generator")(
         delayed(_teacher_votes)(
             teacher,
             X,
@@ -116,6 +116,9 @@ def _pate_release(
             subset_fit_params(fit_params, part, n_samples),
         )
         for teacher, part in zip(teachers, parts, strict=True)
+    )
+    votes_per_teacher = list(
+        progress(votes, total=len(teachers), desc="PATE teachers", enabled=verbose > 0)
     )
     flat = np.concatenate(votes_per_teacher) + np.tile(
         np.arange(queries.size) * n_classes, len(teachers)
@@ -221,8 +224,9 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         client, before any teacher is submitted, and the workers get their
         parts and return votes only.
     verbose : int, default=0
-        joblib's progress messages about the teachers (how many are done);
-        they say nothing about the labels.
+        Above 0, a tqdm progress bar over the teachers (the ``dask`` extra
+        installs tqdm): how many are done, which says nothing about the
+        labels.
 
     Attributes
     ----------

@@ -2,6 +2,7 @@
 
 from ._dask import is_dask
 from ._discovery import all_estimators
+from ._progress import progress
 from ._random import (
     SECURE,
     DerivedRandomState,
@@ -19,5 +20,6 @@ __all__ = [
     "derived_random_state",
     "forget_derived_seeds",
     "is_dask",
+    "progress",
     "spawn_generators",
 ]

@@ -415,3 +415,12 @@ def test_trial_fits_are_one_epoch_and_the_real_fit_keeps_its_epochs():
                    classes=[0, 1], random_state=0).fit(X, y)
     epochs = [r[1] for r in RECORDS if r[0] == "epochs"]
     assert epochs == [1, 50]
+
+
+def test_verbose_shows_a_progress_bar_over_the_teachers(capsys):
+    pytest.importorskip("tqdm")
+    X, y = make_circle_gaussians(300, 2, sigma=0.3, random_state=0)
+    PATEClassifier(n_teachers=12, n_queries=20, epsilon=5.0, classes=[0, 1], verbose=1,
+                   random_state=0).fit(X, y)
+    err = capsys.readouterr().err
+    assert "PATE teachers" in err and "12/12" in err
