@@ -30,6 +30,7 @@ __all__ = [
     "dask_decision_function",
     "dask_least_squares_statistics",
     "dask_predict",
+    "dask_second_order_sums",
     "encode_dask_labels",
     "map_design",
     "unknown_labels",
@@ -250,6 +251,92 @@ def dask_least_squares_statistics(
         stats[key] = flat[start : start + size].reshape(shape).copy()
         start += size
     return stats
+
+
+def _aligned(codes, Z):
+    import dask.array as da
+
+    if not isinstance(codes, da.Array) or not isinstance(Z, da.Array):
+        raise TypeError("codes and Z must both be dask arrays (or both numpy ones).")
+    _check_known_rows(codes, "the label codes")
+    _check_known_rows(Z, "Z")
+    if Z.numblocks[1] != 1:
+        Z = Z.rechunk({1: -1})
+    if codes.chunks[0] != Z.chunks[0]:
+        raise ValueError(
+            f"the label codes are chunked {codes.chunks[0]} along rows but Z is chunked "
+            f"{Z.chunks[0]}; chunk them alike."
+        )
+    return codes, Z
+
+
+def _reduce_rows(function, length, *arrays, split_every, name):
+    """``function`` on every block of rows of ``arrays`` (one flat row each), summed
+    by a tree reduction and computed: one ``dask.compute``."""
+    import dask
+    import dask.array as da
+
+    parts = da.map_blocks(
+        function, *arrays, chunks=((1,) * arrays[-1].numblocks[0], (length,)),
+        dtype=np.float64, meta=np.empty((0, 0)), name=_name(name),
+    )
+    (flat,) = dask.compute(parts.sum(axis=0, split_every=split_every))
+    return np.asarray(flat, dtype=np.float64)
+
+
+def _block_gram(Z):
+    from ._second_order import gram_sum
+
+    return gram_sum(Z).ravel()[None, :]
+
+
+def _block_step(codes, Z, *, theta, n_classes, hessians):
+    from ._second_order import step_sums
+
+    grad, hess = step_sums(codes[:, 0], Z, theta, n_classes, hessians)
+    flat = [grad.ravel()] if hess is None else [grad.ravel(), hess.ravel()]
+    return np.concatenate(flat)[None, :]
+
+
+class DaskSecondOrderSums:
+    """The exact sums of DP-Newton and DP-FC from dask ``codes`` and ``Z``, blockwise.
+
+    :meth:`gram` (FC, once) and :meth:`step` (every step) each run one
+    ``dask.compute``: every block of rows gives what
+    :func:`~sklearn_labeldp.linear_model._second_order.step_sums` (or
+    :func:`~sklearn_labeldp.linear_model._second_order.gram_sum`) gives on
+    those rows, the current ``theta`` broadcast to the blocks, and the
+    ``O(m d^2)`` flat rows are summed by a tree reduction. The noise and the
+    step are taken on the client by the caller.
+    """
+
+    def __init__(self, codes, Z, *, n_classes, split_every=SPLIT_EVERY):
+        self.codes, self.Z = _aligned(codes, Z)
+        self.n_classes, self.split_every = n_classes, split_every
+
+    def gram(self):
+        d = self.Z.shape[1]
+        flat = _reduce_rows(_block_gram, d * d, self.Z, split_every=self.split_every,
+                            name="fc-gram")
+        return flat.reshape(d, d)
+
+    def step(self, theta, hessians):
+        theta = np.array(theta, dtype=np.float64)  # a snapshot: the caller updates theta
+        m, d = theta.shape
+        length = m * d + (m * d * d if hessians else 0)
+        function = partial(_block_step, theta=theta, n_classes=self.n_classes,
+                           hessians=hessians)
+        flat = _reduce_rows(function, length, self.codes[:, None], self.Z,
+                            split_every=self.split_every, name="second-order-step")
+        grad = flat[: m * d].reshape(m, d).copy()
+        return grad, (flat[m * d :].reshape(m, d, d).copy() if hessians else None)
+
+
+def dask_second_order_sums(codes, Z, *, n_classes, solver, split_every=SPLIT_EVERY):
+    """The blockwise sums of DP-Newton and DP-FC (:class:`DaskSecondOrderSums`)."""
+    if solver not in ("newton", "fc"):
+        raise ValueError(f"solver must be 'newton' or 'fc'; got {solver!r}.")
+    return DaskSecondOrderSums(codes, Z, n_classes=n_classes, split_every=split_every)
 
 
 def _check_dask_X_predict(estimator, X):

@@ -34,6 +34,7 @@ the privacy analysis uses (``1 / (C n)`` without intercept).
 
 import math
 from dataclasses import replace
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -44,6 +45,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
 from ..utils import is_dask
+from ._dask import check_dask_Xy, encode_dask_labels, map_design, unknown_labels
 from ._losses import HuberHingeLoss, LogisticLoss
 from ._preprocessing import clipped_design, plan_row_bound
 from ._solvers import SOLVERS, ERMSetting
@@ -52,9 +54,13 @@ __all__ = ["DPLinearSVC", "DPLogisticRegression"]
 
 
 def _feature_map(X, data_norm, fit_intercept):
-    """``z = [clip(x) / R, 1] / sqrt(2)``, or ``clip(x) / R`` without intercept (module doc)."""
+    """``z = [clip(x) / R, 1] / sqrt(2)``, or ``clip(x) / R`` without intercept (module doc).
+
+    A dask ``X`` gets the same map on every block of rows, lazily.
+    """
     scale = 1.0 / (data_norm * math.sqrt(2.0)) if fit_intercept else 1.0 / data_norm
-    return clipped_design(X, data_norm, intercept=fit_intercept, scale=scale)
+    design = partial(clipped_design, max_norm=data_norm, intercept=fit_intercept, scale=scale)
+    return map_design(design, X) if is_dask(X) else design(X)
 
 
 def _example_attributes(spend):
@@ -79,6 +85,9 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
     }
 
     _delta = 0.0  # pure-DP solvers; DPLogisticRegression reads its parameter
+    # Solvers whose training reduces its statistics blockwise over a dask X (rows
+    # chunked): the full-batch second-order steps of DPLogisticRegression.
+    _dask_solvers = frozenset()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -89,11 +98,29 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         # The first step of a fit (and of a prediction): before any charge, and before
         # validate_data would compute a dask array.
         if is_dask(X, y):
+            also = ""
+            if self._dask_solvers:
+                also = f" (its solvers {sorted(self._dask_solvers)} fit on dask arrays)"
             raise TypeError(
                 f"{type(self).__name__} is not supported on dask arrays; compute() first "
-                "or use DPLeastSquaresClassifier, which reduces its statistics blockwise."
+                "or use DPLeastSquaresClassifier, which reduces its statistics blockwise"
+                f"{also}."
             )
         return super()._validate_X(X, reset=reset, y=y)
+
+    def _prepare_Xy(self, X, y):
+        """The base class's; for a dask fit with a blockwise solver, lazy (as
+        DPLeastSquaresClassifier's): shapes and chunks are checked without
+        computing ``X`` or ``y``, the labels become a dask array of codes, and
+        one small reduction checks they are all in ``classes``. Other solvers
+        refuse dask input here, before any charge."""
+        if not (is_dask(X, y) and self.solver in self._dask_solvers):
+            return super()._prepare_Xy(X, y)
+        X, y = check_dask_Xy(self, X, y)
+        classes, codes = encode_dask_labels(self, y)
+        if unknown_labels(y, classes).compute():
+            raise ValueError(f"y holds labels that are not in `classes` ({classes.tolist()}).")
+        return X, classes, codes
 
     def _setting(self, n_samples, n_classes):
         """The public description of the fit that the solver is calibrated from."""
@@ -134,6 +161,7 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         solver, params = SOLVERS[self.solver], plan["mechanism_params"]
         data_norm = plan["data_norm"]
+        # For dask X (newton, fc), Z is lazy and the solver reduces it blockwise.
         coef = labels.release(
             solver.train,
             np.arange(labels.n_samples),
@@ -251,7 +279,9 @@ class DPLogisticRegression(_BasePrivateERM):
       PSD-projected) Hessian plus ``Lambda I``; FC by ``G / (4n) + Lambda I``,
       the logistic loss's fixed curvature bound. Noisy matrices get symmetric
       noise ``(E + E^T) / 2`` with ``E`` iid. ``max_iter`` and ``tol`` are not
-      used.
+      used. Both also fit a dask ``X`` (rows chunked) and ``y``, ``classes``
+      given: each step's exact sums are reduced blockwise and the noise is
+      added on the client, as for numpy input (the other solvers refuse dask).
     - ``"sgd"`` and ``"adam"``: DP-SGD (Abadi et al. 2016) and its Adam variant
       DP-Adam, the first-order baseline of Mehta et al. (2023), on the same
       per-class sigmoid cross-entropy: ``T = n_noisy_steps`` steps from 0, each
@@ -517,6 +547,8 @@ class DPLogisticRegression(_BasePrivateERM):
         self.classes = classes
         self.random_state = random_state
         self.accountant = accountant
+
+    _dask_solvers = frozenset({"newton", "fc"})
 
     @property
     def _delta(self):

@@ -70,10 +70,14 @@ def noisy_second_order_logistic(
 
     Parameters
     ----------
-    codes : ndarray of shape (n_samples,)
+    codes : ndarray or dask.array.Array of shape (n_samples,)
         Private label codes; only :meth:`PrivateLabels.release` passes them.
-    Z : {ndarray, sparse matrix} of shape (n_samples, d)
-        Public features, rows of norm <= 1.
+    Z : {ndarray, sparse matrix, dask.array.Array} of shape (n_samples, d)
+        Public features, rows of norm <= 1. With dask ``codes`` and ``Z``
+        (rows chunked alike) the exact sums of each step are reduced
+        blockwise (:func:`~sklearn_labeldp.linear_model._dask.dask_second_order_sums`,
+        one ``dask.compute`` per step) and the noise and the step are taken
+        here, on the client, in the same order as for numpy input.
     n_classes : int
     solver : {"newton", "fc"}
     n_noisy_steps : int
@@ -90,24 +94,74 @@ def noisy_second_order_logistic(
     -------
     ndarray of shape (n_problems, d)
     """
-    rng = random_state
-    n, d = Z.shape
-    if n_classes == 2:
-        E = (codes == 1).astype(np.float64)[:, None]
+    from ..utils import is_dask
+
+    if is_dask(codes, Z):
+        from ._dask import dask_second_order_sums
+
+        sums = dask_second_order_sums(codes, Z, n_classes=n_classes, solver=solver)
     else:
-        E = np.zeros((n, n_classes))
-        E[np.arange(n), codes] = 1.0
-    m = E.shape[1]
+        sums = _NumpySums(codes, Z, n_classes)
+    return _second_order_steps(
+        sums, n=Z.shape[0], d=Z.shape[1], m=1 if n_classes == 2 else n_classes,
+        solver=solver, n_noisy_steps=n_noisy_steps, reg=reg, noise_stds=noise_stds,
+        rng=random_state,
+    )
+
+
+def targets(codes, n_classes):
+    """The one-vs-rest targets ``E`` (``n x m``) of the label codes."""
+    if n_classes == 2:
+        return (codes == 1).astype(np.float64)[:, None]
+    E = np.zeros((codes.shape[0], n_classes))
+    E[np.arange(codes.shape[0]), codes] = 1.0
+    return E
+
+
+def step_sums(codes, Z, theta, n_classes, hessians):
+    """The exact sums of one step on the rows ``Z``: the gradient sum and, for
+    ``hessians``, the ``m`` Hessian sums (``m x d x d``), else None.
+
+    The numpy path calls it on all rows, the dask path on every block of rows
+    (then sums the blocks).
+    """
+    P = expit(np.asarray(Z @ theta.T))
+    grad = gradient_sum(P, Z, targets(codes, n_classes))
+    if not hessians:
+        return grad, None
+    return grad, np.stack([hessian_sum(P[:, j], Z) for j in range(theta.shape[0])])
+
+
+class _NumpySums:
+    """The exact sums of every step from in-memory ``codes`` and ``Z``."""
+
+    def __init__(self, codes, Z, n_classes):
+        self.codes, self.Z, self.n_classes = codes, Z, n_classes
+
+    def gram(self):
+        return gram_sum(self.Z)
+
+    def step(self, theta, hessians):
+        return step_sums(self.codes, self.Z, theta, self.n_classes, hessians)
+
+
+def _second_order_steps(sums, *, n, d, m, solver, n_noisy_steps, reg, noise_stds, rng):
+    """The noisy steps on the client, from the exact sums of ``sums`` (numpy or dask).
+
+    The noise is drawn in the same order whichever computes the sums: the
+    Gram noise once (FC), then every step the gradient's and, for Newton, the
+    Hessians' one class after the other.
+    """
     eye = np.eye(d)
     if solver == "fc":
-        G = gram_sum(Z) / n
+        G = sums.gram() / n
         if "gram" in noise_stds:
             G = project_psd(add_symmetric_noise(G, noise_stds["gram"], rng))
         fixed = np.linalg.cholesky(LogisticLoss.c * G + reg * eye)
     theta = np.zeros((m, d))
     for _ in range(n_noisy_steps):
-        P = expit(np.asarray(Z @ theta.T))
-        grad = gradient_sum(P, Z, E) / n  # (m, d)
+        grad, hessians = sums.step(theta, hessians=solver == "newton")
+        grad = grad / n  # (m, d)
         grad += rng.normal(0.0, noise_stds["gradient"], size=grad.shape)
         grad += reg * theta
         if solver == "fc":
@@ -115,7 +169,7 @@ def noisy_second_order_logistic(
             continue
         # The m Hessians form one release; its std per entry is noise_stds["hessian"].
         for j in range(m):
-            H = hessian_sum(P[:, j], Z) / n
+            H = hessians[j] / n
             if "hessian" in noise_stds:
                 H = project_psd(add_symmetric_noise(H, noise_stds["hessian"], rng))
             theta[j] -= np.linalg.solve(H + reg * eye, grad[j])
