@@ -73,6 +73,21 @@ def quick_trial(estimator):
     return estimator
 
 
+def check_classes(classes):
+    """The label set as a sorted 1-d array of at least two distinct labels."""
+    classes = np.asarray(classes)
+    if classes.ndim != 1:
+        raise ValueError(f"classes must be 1-d; got shape {classes.shape}.")
+    if np.unique(classes).size != classes.size:
+        raise ValueError("classes must not contain duplicates.")
+    if classes.size < 2:
+        raise ValueError(
+            f"Classification needs at least 2 classes; got {classes.size} class "
+            f"({classes.tolist()}). Pass all possible labels through `classes`."
+        )
+    return np.sort(classes)
+
+
 def subset_fit_params(fit_params, indices, n_samples):
     """Index the per-sample entries of ``fit_params`` (e.g. ``sample_weight``)."""
     return {
@@ -213,17 +228,8 @@ class BaseLabelDPClassifier(
             )
             classes = np.unique(y)
         else:
-            classes = np.asarray(self.classes)
-            if classes.ndim != 1:
-                raise ValueError(f"classes must be 1-d; got shape {classes.shape}.")
-            if np.unique(classes).size != classes.size:
-                raise ValueError("classes must not contain duplicates.")
-            classes = np.sort(classes)
-        if classes.size < 2:
-            raise ValueError(
-                f"Classification needs at least 2 classes; got {classes.size} class "
-                f"({classes.tolist()}). Pass all possible labels through `classes`."
-            )
+            classes = self.classes
+        classes = check_classes(classes)
         try:
             codes = np.searchsorted(classes, y)
         except TypeError as exc:

@@ -25,6 +25,8 @@ from functools import partial
 import numpy as np
 from sklearn.utils.extmath import safe_sparse_dot
 
+from .._base import check_classes
+
 __all__ = [
     "check_dask_Xy",
     "dask_decision_function",
@@ -143,17 +145,7 @@ def encode_dask_labels(estimator, y):
             "set is not inferred from a dask y: that would read every label, and reveal "
             "which occur, before the budget is charged)."
         )
-    classes = np.asarray(estimator.classes)
-    if classes.ndim != 1:
-        raise ValueError(f"classes must be 1-d; got shape {classes.shape}.")
-    if np.unique(classes).size != classes.size:
-        raise ValueError("classes must not contain duplicates.")
-    classes = np.sort(classes)
-    if classes.size < 2:
-        raise ValueError(
-            f"Classification needs at least 2 classes; got {classes.size} class "
-            f"({classes.tolist()}). Pass all possible labels through `classes`."
-        )
+    classes = check_classes(estimator.classes)
     codes = y.map_blocks(_codes_block, classes=classes, dtype=np.intp, name=_name("codes"))
     return classes, codes
 
