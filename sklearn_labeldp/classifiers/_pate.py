@@ -66,25 +66,33 @@ def _fit_semi_supervised(student, X, targets):
     return student.fit(X, targets)
 
 
-def _teacher_votes(teacher, X, part, codes_part, X_queries, fit_params):
-    """Fit one teacher on its own part and return its votes on the queries.
+def _teacher_data(teacher, X, part, codes_part):
+    """What one teacher trains on: its part, or for a teacher with ``fit_semi``
+    (FixMatch: PATE-FM, Malek et al. 2021) every training input with ``-1`` as
+    the label outside its part (under label DP the features are public; only
+    its part's labels are read). Only a semi-supervised teacher is sent all of
+    ``X``."""
+    if not hasattr(teacher, "fit_semi"):
+        return _safe_indexing(X, part), codes_part
+    targets = np.full(_num_samples(X), -1, dtype=np.intp)
+    targets[part] = codes_part
+    return X, targets
 
-    A teacher with ``fit_semi`` (FixMatch: PATE-FM, Malek et al. 2021) also
-    learns from every other training input, unlabeled: under label DP the
-    features are public, and only its part's labels are read. Only the votes
-    leave the worker: the fitted teacher (a clone, so the unfitted template
-    passed in is left untouched), a non-private function of its part's labels,
-    is dropped here.
+
+def _teacher_votes(teacher, X_train, targets, X_queries, fit_params):
+    """Fit one teacher on its data and return its votes on the queries.
+
+    Only the votes leave the worker: the fitted teacher (a clone, so the
+    unfitted template passed in is left untouched), a non-private function of
+    its part's labels, is dropped here.
     """
-    seen = np.unique(codes_part)
+    seen = np.unique(targets[targets >= 0])
     if seen.size == 1:  # many classifiers refuse one class; its vote is that class
         return np.full(X_queries.shape[0], seen[0], dtype=np.intp)
     if hasattr(teacher, "fit_semi"):
-        targets = np.full(_num_samples(X), -1, dtype=np.intp)
-        targets[part] = codes_part
-        fitted = clone(teacher).fit_semi(X, targets)
+        fitted = clone(teacher).fit_semi(X_train, targets)
     else:
-        fitted = clone(teacher).fit(_safe_indexing(X, part), codes_part, **fit_params)
+        fitted = clone(teacher).fit(X_train, targets, **fit_params)
     votes = np.asarray(fitted.predict(X_queries))
     # One vote per query, a code the teacher was trained on: anything else would
     # land in another query's histogram and break the sensitivity the noise covers.
@@ -106,19 +114,17 @@ def _pate_release(
     """
     X_queries = _safe_indexing(X, queries)
     n_samples = codes.shape[0]
-    votes = Parallel(n_jobs=n_jobs, return_as="generator")(
+    teacher_votes = Parallel(n_jobs=n_jobs, return_as="generator")(
         delayed(_teacher_votes)(
             teacher,
-            X,
-            part,
-            codes[part],
+            *_teacher_data(teacher, X, part, codes[part]),
             X_queries,
             subset_fit_params(fit_params, part, n_samples),
         )
         for teacher, part in zip(teachers, parts, strict=True)
     )
     votes_per_teacher = list(
-        progress(votes, total=len(teachers), desc="PATE teachers", enabled=verbose > 0)
+        progress(teacher_votes, total=len(teachers), desc="PATE teachers", enabled=verbose > 0)
     )
     flat = np.concatenate(votes_per_teacher) + np.tile(
         np.arange(queries.size) * n_classes, len(teachers)

@@ -35,6 +35,7 @@ __all__ = [
     "dask_second_order_sums",
     "encode_dask_labels",
     "map_design",
+    "prepare_dask_Xy",
     "unknown_labels",
 ]
 
@@ -150,6 +151,17 @@ def encode_dask_labels(estimator, y):
     return classes, codes
 
 
+def prepare_dask_Xy(estimator, X, y):
+    """``_prepare_Xy`` of a dask fit: lazy checks of shapes and chunks, the labels as
+    a dask array of codes, and one small reduction checking they are all in
+    ``classes``; nothing else of ``X`` or ``y`` is computed."""
+    X, y = check_dask_Xy(estimator, X, y)
+    classes, codes = encode_dask_labels(estimator, y)
+    if unknown_labels(y, classes).compute():
+        raise ValueError(f"y holds labels that are not in `classes` ({classes.tolist()}).")
+    return X, classes, codes
+
+
 def unknown_labels(y, classes):
     """Lazy: whether ``y`` holds a label outside ``classes`` (the numpy path's check)."""
     return y.map_blocks(_unknown_block, classes=classes, dtype=bool).any()
@@ -211,32 +223,13 @@ def dask_least_squares_statistics(
         Numpy arrays: ``"b"`` (p, n_classes), ``"A"`` (n_classes, p, p) for
         ``"weighted"``, ``"G"`` (p, p) when ``gram``.
     """
-    import dask
-    import dask.array as da
-
-    if not isinstance(codes, da.Array) or not isinstance(Z, da.Array):
-        raise TypeError("codes and Z must both be dask arrays (or both numpy ones).")
-    _check_known_rows(codes, "the label codes")
-    _check_known_rows(Z, "Z")
-    if Z.numblocks[1] != 1:
-        Z = Z.rechunk({1: -1})
-    if codes.chunks[0] != Z.chunks[0]:
-        raise ValueError(
-            f"the label codes are chunked {codes.chunks[0]} along rows but Z is chunked "
-            f"{Z.chunks[0]}; chunk them alike."
-        )
-    p = Z.shape[1]
-    keys_shapes = _keys_shapes(p, n_classes, formulation, gram)
+    codes, Z = _aligned(codes, Z)
+    keys_shapes = _keys_shapes(Z.shape[1], n_classes, formulation, gram)
     length = sum(int(np.prod(shape)) for _, shape in keys_shapes)
-    parts = da.map_blocks(
-        partial(_block_statistics, keys_shapes=keys_shapes, n_classes=n_classes,
-                formulation=formulation, data_norm=data_norm),
-        codes[:, None], Z,
-        chunks=((1,) * Z.numblocks[0], (length,)), dtype=np.float64,
-        meta=np.empty((0, 0)), name=_name("ls-statistics"),
-    )
-    (flat,) = dask.compute(parts.sum(axis=0, split_every=split_every))
-    flat = np.asarray(flat, dtype=np.float64)
+    function = partial(_block_statistics, keys_shapes=keys_shapes, n_classes=n_classes,
+                       formulation=formulation, data_norm=data_norm)
+    flat = _reduce_rows(function, length, codes[:, None], Z, split_every=split_every,
+                        name="ls-statistics")
     stats, start = {}, 0
     for key, shape in keys_shapes:
         size = int(np.prod(shape))

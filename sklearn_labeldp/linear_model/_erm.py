@@ -45,7 +45,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
 from ..utils import is_dask
-from ._dask import check_dask_Xy, encode_dask_labels, map_design, unknown_labels
+from ._dask import map_design, prepare_dask_Xy
 from ._losses import HuberHingeLoss, LogisticLoss
 from ._preprocessing import clipped_design, plan_row_bound
 from ._solvers import SOLVERS, ERMSetting
@@ -116,11 +116,7 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         refuse dask input here, before any charge."""
         if not (is_dask(X, y) and self.solver in self._dask_solvers):
             return super()._prepare_Xy(X, y)
-        X, y = check_dask_Xy(self, X, y)
-        classes, codes = encode_dask_labels(self, y)
-        if unknown_labels(y, classes).compute():
-            raise ValueError(f"y holds labels that are not in `classes` ({classes.tolist()}).")
-        return X, classes, codes
+        return prepare_dask_Xy(self, X, y)
 
     def _setting(self, n_samples, n_classes):
         """The public description of the fit that the solver is calibrated from."""

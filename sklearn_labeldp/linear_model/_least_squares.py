@@ -24,14 +24,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
 from ..accounting import PrivacySpend, zcdp_to_approx_dp
 from ..utils import check_generator, is_dask
-from ._dask import (
-    check_dask_Xy,
-    dask_decision_function,
-    dask_predict,
-    encode_dask_labels,
-    map_design,
-    unknown_labels,
-)
+from ._dask import dask_decision_function, dask_predict, map_design, prepare_dask_Xy
 from ._gram_noise import add_symmetric_noise, project_psd, project_psd_one
 from ._perturbation import calibrate_gaussian_releases, gaussian_releases_rho
 from ._preprocessing import clipped_design, plan_row_bound
@@ -585,11 +578,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         and one small reduction checks they are all in ``classes``."""
         if not is_dask(X, y):
             return super()._prepare_Xy(X, y)
-        X, y = check_dask_Xy(self, X, y)
-        classes, codes = encode_dask_labels(self, y)
-        if unknown_labels(y, classes).compute():
-            raise ValueError(f"y holds labels that are not in `classes` ({classes.tolist()}).")
-        return X, classes, codes
+        return prepare_dask_Xy(self, X, y)
 
     def _plan_fit(self, X, classes, rng):
         s, rho, example_rho = self._noise_multiplier()

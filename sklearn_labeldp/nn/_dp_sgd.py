@@ -383,9 +383,6 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         }
         return spend, plan
 
-    def _trial_rows(self, plan):
-        return None
-
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
         """One short DP-SGD epoch on label-free targets: shapes, device and Opacus support."""
         estimator.set_params(max_epochs=1)
