@@ -173,12 +173,12 @@ CASES = {
         f"logreg_{solver}": (
             lambda rs, solver=solver: DPLogisticRegression(
                 epsilon=1.0, data_norm=4.0, solver=solver, classes=CLASSES, random_state=rs,
-                delta=1e-5 if solver in ("newton", "fc") else 0.0,
+                delta=1e-5 if solver in ("newton", "fc", "sgd", "adam") else 0.0,
             ),
             "wine",
             {},
         )
-        for solver in ("objective", "output", "newton", "fc")
+        for solver in ("objective", "output", "newton", "fc", "sgd", "adam")
     },
     "linear_svc": (
         lambda rs: DPLinearSVC(epsilon=1.0, data_norm=4.0, classes=CLASSES, random_state=rs),

@@ -230,3 +230,18 @@ def test_clone_pickle_pipeline_and_search_share_the_ledger(blobs):
     GridSearchCV(base, {"max_grad_norm": [0.5, 1.0]}, cv=2).fit(*blobs)
     assert len(acc.spends) == 1 + 2 * 2 + 1
     assert acc.total().epsilon == pytest.approx(6 * pipe[-1].epsilon_)
+
+
+def test_one_label_change_alters_only_the_trained_network(blobs):
+    # Same user seed, so the batches and the noise are the same in both fits: what
+    # moves with one label may only be the network, trained on the noisy steps.
+    from _attack import diff_signatures, signature
+
+    X, y = blobs
+    allowed = {"estimator_": "the network, a function of the noisy gradients",
+               "estimator_.*": "the network's weights and optimiser state"}
+    a = signature(DPSGDClassifier(net(), classes=range(K), random_state=3).fit(X, y))
+    y_changed = y.copy()
+    y_changed[0] = (y[0] + 1) % K
+    b = signature(DPSGDClassifier(net(), classes=range(K), random_state=3).fit(X, y_changed))
+    assert not diff_signatures(a, b, allowed)
