@@ -171,6 +171,23 @@ class BaseLabelDPClassifier(
     :meth:`_fit_private`. A fit that fails leaves no fitted attribute behind.
     """
 
+    # What a fit returns, as an allowlist of attribute paths (fnmatch patterns
+    # over dotted paths, e.g. "estimator_.*"): ``_dp_outputs`` are the outputs
+    # of the DP mechanism; ``_derived_attributes`` are computed from them and
+    # from public data only (a base estimator fitted on noisy labels is
+    # derived). Nothing else computed from true labels may be reachable from
+    # a fitted estimator: tests/test_released_state.py walks it against these.
+    _dp_outputs: tuple = ()
+    _derived_attributes: tuple = (
+        "classes_",
+        "epsilon_",
+        "delta_",
+        "privacy_spend_",
+        "mechanism_params_",
+        "n_features_in_",
+        "feature_names_in_",
+    )
+
     _parameter_constraints: dict = {
         "epsilon": [Interval(Real, 0, None, closed="neither")],
         "classes": ["array-like", None],

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from .utils import is_dask
+from .utils import is_dask, sealed
 
 # Relative slack when comparing a per-example spend with the budget, so that
 # e.g. ``eps_p + (eps - eps_p)`` is not refused for a rounding error.
@@ -66,8 +66,15 @@ class PrivateLabels:
         """
         return self._spent.copy()
 
-    def release(self, mechanism, indices, *, privacy_cost=None, **kwargs):
-        """Apply ``mechanism(labels[indices], **kwargs)`` and return its output.
+    def release(self, mechanism, indices, *, privacy_cost=None, failure=None, **kwargs):
+        """Apply ``mechanism(labels[indices], **kwargs)`` and return its output only.
+
+        The mechanism runs sealed (:func:`~sklearn_labeldp.utils.sealed`): its
+        warnings, printed output (Python's and file descriptors 1 and 2), log
+        records and exception text never reach the caller, since their
+        occurrence or content may depend on the labels. An exception becomes
+        a :class:`~sklearn_labeldp.exceptions.ReleaseError` with the fixed
+        message ``failure``.
 
         Parameters
         ----------
@@ -83,6 +90,9 @@ class PrivateLabels:
             (each such label goes through a mechanism once and through nothing
             else). A number must be at least the ``epsilon`` keyword given to
             the mechanism, if any.
+        failure : str, default=None
+            Fixed, label-free message of the error raised when the mechanism
+            fails; ``None`` names the mechanism.
         **kwargs
             Passed to ``mechanism`` (prior, epsilon, random_state, ...).
 
@@ -91,6 +101,8 @@ class PrivateLabels:
         RuntimeError
             When the release would take some example past the budget (e.g. a
             label released twice without accounting); nothing is released then.
+        ReleaseError
+            When the mechanism raised (after the charge; see its documentation).
         """
         indices = np.asarray(indices, dtype=np.intp)
         cost = self.epsilon
@@ -117,4 +129,4 @@ class PrivateLabels:
         codes = self.__codes
         if not (is_dask(codes) and np.array_equal(indices, np.arange(self.n_samples))):
             codes = codes[indices]  # every row of a dask array: the array itself, no new graph
-        return mechanism(codes, **kwargs)
+        return sealed(mechanism, codes, failure=failure, **kwargs)

@@ -1,6 +1,12 @@
 """Warnings and errors specific to label differential privacy."""
 
-__all__ = ["BudgetError", "ConvergenceError", "PrivacyLeakWarning", "RowClippingWarning"]
+__all__ = [
+    "BudgetError",
+    "ConvergenceError",
+    "PrivacyLeakWarning",
+    "ReleaseError",
+    "RowClippingWarning",
+]
 
 
 class BudgetError(ValueError):
@@ -34,4 +40,19 @@ class RowClippingWarning(UserWarning):
     guarantee but shortens those rows, which usually costs accuracy; the
     default ``"auto"`` bound, the 99th percentile of the row norms, clips
     about 1% of the rows and does not warn.
+    """
+
+
+class ReleaseError(RuntimeError):
+    """A computation on the private labels failed after the budget was charged.
+
+    Everything that reads true labels runs sealed (see
+    :meth:`PrivateLabels.release <sklearn_labeldp._private_labels.PrivateLabels.release>`):
+    when it raises, its exception's type and text, which may hold numbers
+    computed from the labels, are dropped, and this error with a fixed
+    message per release site is raised instead. Configuration errors are
+    found by label-free checks before the charge, so this is rare; its
+    occurrence can depend on the labels (e.g. an optimiser that fails on one
+    label vector and not on its neighbour), which the DP guarantee does not
+    cover: the budget stays spent.
     """

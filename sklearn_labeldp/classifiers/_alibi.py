@@ -107,6 +107,13 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
     ((2000, 5), True)
     """
 
+    _dp_outputs = ("soft_labels_",)
+    _derived_attributes = (
+        *BaseLabelDPMetaClassifier._derived_attributes,
+        "estimator_",
+        "estimators_",
+    )
+
     _parameter_constraints: dict = {
         **BaseLabelDPMetaClassifier._parameter_constraints,
         "noise": [StrOptions({"laplace", "gaussian"})],

@@ -281,6 +281,13 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     (True, 1e-05)
     """
 
+    _dp_outputs = ("answered_indices_", "answered_labels_")
+    _derived_attributes = (
+        *BaseLabelDPMetaClassifier._derived_attributes,
+        "estimator_",
+        "n_answered_",
+    )
+
     _parameter_constraints: dict = {
         **BaseLabelDPMetaClassifier._parameter_constraints,
         "student": [HasMethods(["fit", "predict"]), None],

@@ -191,6 +191,13 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     True
     """
 
+    _dp_outputs = ("privatized_labels_", "cluster_prior_")
+    _derived_attributes = (
+        *BaseLabelDPMetaClassifier._derived_attributes,
+        "estimator_",
+        "estimators_",
+    )
+
     _parameter_constraints: dict = {
         **BaseLabelDPMetaClassifier._parameter_constraints,
         "n_stages": [Interval(Integral, 1, None, closed="left")],

@@ -93,6 +93,12 @@ class VectorApproxClassifier(BaseLabelDPMetaClassifier):
     True
     """
 
+    _dp_outputs = ("privatized_bits_",)
+    _derived_attributes = (
+        *BaseLabelDPMetaClassifier._derived_attributes,
+        "estimator_",
+    )
+
     def __init__(self, estimator=None, *, epsilon=1.0, classes=None, random_state=None,
                  accountant=None):
         self.estimator = estimator

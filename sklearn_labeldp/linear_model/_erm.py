@@ -74,6 +74,16 @@ def _example_attributes(spend):
 class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
     """Shared planning, fit and predictions of the private ERM models."""
 
+    _dp_outputs = ("coef_", "intercept_")
+    _derived_attributes = (
+        *BaseLabelDPClassifier._derived_attributes,
+        "n_iter_",
+        "data_norm_",
+        "clipped_fraction_",
+        "example_epsilon_",
+        "example_delta_",
+    )
+
     _parameter_constraints: dict = {
         **BaseLabelDPClassifier._parameter_constraints,
         "C": [Interval(Real, 0, None, closed="neither")],

@@ -501,6 +501,15 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     ['A', 'b']
     """
 
+    _dp_outputs = ("coef_", "intercept_")
+    _derived_attributes = (
+        *BaseLabelDPClassifier._derived_attributes,
+        "data_norm_",
+        "clipped_fraction_",
+        "example_epsilon_",
+        "example_delta_",
+    )
+
     _parameter_constraints: dict = {
         **BaseLabelDPClassifier._parameter_constraints,
         "delta": [Interval(Real, 0, 1, closed="neither")],

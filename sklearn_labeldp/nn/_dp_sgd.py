@@ -267,6 +267,13 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     True
     """
 
+    _dp_outputs = ("estimator_.module_.*",)
+    _derived_attributes = (
+        *BaseLabelDPMetaClassifier._derived_attributes,
+        "example_epsilon_",
+        "example_delta_",
+    )
+
     _parameter_constraints: dict = {
         **BaseLabelDPMetaClassifier._parameter_constraints,
         "estimator": [LabelDPNetClassifier, None],

@@ -11,15 +11,19 @@ from ._random import (
     forget_derived_seeds,
     spawn_generators,
 )
+from ._seal import SealedCall, public_stderr, sealed
 
 __all__ = [
     "SECURE",
     "DerivedRandomState",
+    "SealedCall",
     "all_estimators",
     "check_generator",
     "derived_random_state",
     "forget_derived_seeds",
     "is_dask",
     "progress",
+    "public_stderr",
+    "sealed",
     "spawn_generators",
 ]

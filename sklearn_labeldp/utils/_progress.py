@@ -1,5 +1,7 @@
 """Progress bars for long fits, through tqdm when it is installed (the ``dask`` extra)."""
 
+from ._seal import public_stderr
+
 __all__ = ["progress"]
 
 
@@ -7,7 +9,9 @@ def progress(iterable, *, total=None, desc=None, enabled=True):
     """``iterable`` with a tqdm progress bar when ``enabled`` and tqdm is installed.
 
     The bar reports counts and timing only, never anything computed from the
-    labels. Without tqdm the iterable is returned unchanged.
+    labels: it is the one channel that stays open inside a sealed release
+    (it writes to the real stderr there). Without tqdm the iterable is
+    returned unchanged.
 
     Parameters
     ----------
@@ -34,4 +38,4 @@ def progress(iterable, *, total=None, desc=None, enabled=True):
         from tqdm.auto import tqdm
     except ImportError:
         return iterable
-    return tqdm(iterable, total=total, desc=desc)
+    return tqdm(iterable, total=total, desc=desc, file=public_stderr())
