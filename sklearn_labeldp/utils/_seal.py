@@ -31,6 +31,7 @@ meanwhile, never let through.
 
 import ctypes
 import ctypes.util
+import functools
 import logging
 import os
 import sys
@@ -46,13 +47,19 @@ _LOCK = threading.RLock()
 _STATE = {"depth": 0}
 
 
+@functools.cache
+def _libc():
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c"))
+    except (OSError, TypeError):  # no C library to flush (e.g. some platforms)
+        return None
+
+
 def _flush_c_stdio():
     """Flush the C library's stdio buffers, written by C extensions with ``printf``."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    libc = _libc()
+    if libc is not None:
         libc.fflush(None)
-    except (OSError, AttributeError, TypeError):  # no C library to flush (e.g. some platforms)
-        pass
 
 
 def _flush_python_streams():
