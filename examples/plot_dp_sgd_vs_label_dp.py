@@ -36,7 +36,7 @@ from sklearn_labeldp import ALIBIClassifier, RRWithPriorClassifier
 from sklearn_labeldp.nn import MLP, DPSGDClassifier, LabelDPNetClassifier
 
 torch.set_num_threads(1)
-logging.disable(logging.WARNING)  # dp-accounting's notes on skipped Renyi orders
+logging.getLogger("absl").setLevel(logging.ERROR)  # dp-accounting's notes on skipped Renyi orders
 warnings.filterwarnings("ignore", category=UserWarning)
 
 X, y = load_digits(return_X_y=True)
