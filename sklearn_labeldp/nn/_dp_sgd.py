@@ -17,9 +17,8 @@ from numbers import Real
 
 import numpy as np
 import torch
-from sklearn.base import _fit_context
+from sklearn.base import _fit_context, clone
 from sklearn.utils._param_validation import Interval, StrOptions
-from skorch.history import History
 
 from .._base import BaseLabelDPMetaClassifier, CodeClassifierPredictMixin, trial_codes
 from ..accounting import (
@@ -31,6 +30,7 @@ from ..accounting import (
 )
 from ._net import LabelDPNetClassifier
 from ._networks import MLP
+from ._rebuild import rebuild_network
 
 __all__ = ["DPSGDClassifier"]
 
@@ -138,11 +138,13 @@ class DPSGDTraining:
         return _PoissonBatches(dataset, self.sample_rate, self.steps_per_epoch, self.rng)
 
     def detach(self, net):
-        """Unwrap the module and optimizer and keep no per-step record of the private data.
+        """Unwrap the module and optimizer (Opacus's hooks removed).
 
-        skorch's history holds the non-private training loss of every batch and
-        the Poisson batch sizes (whether an example was sampled shows in the
-        size): only the epoch numbers are kept.
+        The trained network still holds what the training computed from the
+        private data without noise (Opacus's ``summed_grad`` on every
+        parameter, the noisy ``.grad``, the scoring callbacks' best loss, every
+        batch's loss and size in the history): it is never released, only
+        read by :func:`~sklearn_labeldp.nn._rebuild.rebuild_network`.
         """
         if hasattr(net.module_, "_close"):
             module = net.module_._module
@@ -150,17 +152,16 @@ class DPSGDTraining:
             net.module_ = module
         if hasattr(net.optimizer_, "original_optimizer"):
             net.optimizer_ = net.optimizer_.original_optimizer
-        net.criterion_ = torch.nn.CrossEntropyLoss()
-        epochs = len(net.history_)
-        net.history_ = History()
-        for epoch in range(1, epochs + 1):
-            net.history_.new_epoch()
-            net.history_.record("epoch", epoch)
 
 
-def _train(codes, *, net, X, n_classes, training):
-    """The mechanism: DP-SGD training of ``net`` on the label codes (the only reader of them)."""
-    return net._fit_dp_sgd(X, codes, n_classes, training)
+def _train(codes, *, net, shell, X, n_classes, training):
+    """The mechanism: DP-SGD training of ``net`` on the label codes (the only reader of them).
+
+    Its output is ``shell`` rebuilt with the trained parameter and buffer values
+    only: the trained object itself never leaves the release.
+    """
+    trained = net._fit_dp_sgd(X, codes, n_classes, training)
+    return rebuild_network(shell, trained, X, n_classes)
 
 
 class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
@@ -188,10 +189,15 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     ``example_epsilon_`` and ``example_delta_`` are the example-level
     (add/remove) guarantee usually quoted for DP-SGD.
 
-    Nothing non-private leaves the fit: the released network's history keeps
-    only its epoch numbers (skorch records every batch's loss, computed on the
-    private data without noise, and the Poisson batch sizes), and the network
-    prints nothing during the fit.
+    Nothing non-private leaves the fit. The trained network holds what the
+    training computed without noise: Opacus's sum of the last step's clipped
+    per-example gradients on every parameter, the scoring callbacks' best
+    loss on the true labels, every batch's loss and Poisson batch size in the
+    history. So ``estimator_`` is not the trained network but a new one built
+    from the configuration, initialised the ordinary way, into whose fresh
+    module the trained parameter and buffer values are copied: a fresh
+    optimizer, criterion and callbacks, no gradients, and a history of the
+    epoch numbers only. The network prints nothing during the fit.
 
     Parameters
     ----------
@@ -226,7 +232,8 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     ----------
     classes_ : ndarray of shape (n_classes,)
     estimator_ : LabelDPNetClassifier
-        The trained network (predicting label codes).
+        A network with the trained parameter and buffer values and nothing else
+        from training (predicting label codes).
     mechanism_params_ : dict
         ``"noise_multiplier"``, ``"max_grad_norm"``, ``"sample_rate"``,
         ``"steps"`` and ``"accounting"``.
@@ -267,11 +274,36 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     True
     """
 
-    _dp_outputs = ("estimator_.module_.*",)
+    # Only the values of the trained module's parameters and buffers are DP-SGD's
+    # output: fit returns a network rebuilt around them (_rebuild.py), never the
+    # trained one. The paths are the modules' own dicts, at any depth.
+    _dp_outputs = (
+        "estimator_.module_._parameters.*",
+        "estimator_.module_._buffers.*",
+        "estimator_.module_._modules.*._parameters.*",
+        "estimator_.module_._modules.*._buffers.*",
+    )
+    # The rest of the rebuilt network is public configuration, not computed from
+    # any label: its parameters (those of `estimator`, the seed reset to None),
+    # classes_ = arange(K), n_outputs_ = K, target_kind_ = "hard", the device,
+    # n_features_in_ / feature_names_in_ of the public X, a freshly initialised
+    # module (holding the DP values above), optimizer (no step taken: its
+    # param_groups reference the module's parameters, its state is empty),
+    # criterion and callbacks (no state from training), and a history of the
+    # planned epoch numbers 1..max_epochs. None of it holds a tensor of its own.
     _derived_attributes = (
         *BaseLabelDPMetaClassifier._derived_attributes,
         "example_epsilon_",
         "example_delta_",
+        "estimator_",
+        "estimator_.classes_",
+        "estimator_.n_outputs_",
+        "estimator_.target_kind_",
+        "estimator_.device_",
+        "estimator_.n_features_in_",
+        "estimator_.feature_names_in_",
+        "estimator_.history_",
+        "estimator_.history_.*.epoch",
     )
 
     _parameter_constraints: dict = {
@@ -356,19 +388,46 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         sample_rate = batch_size / n_samples
         return sample_rate, math.ceil(1 / sample_rate)
 
+    def _calibrate(self, sample_rate, steps):
+        """Noise multiplier and example-level ``(eps_ex, delta_ex)`` of the run, before any charge.
+
+        An ``epsilon`` so small that the accountant cannot resolve it (no
+        multiplier reaches it, or the run's epsilon computes as 0, which no
+        budget can be charged with) is a configuration error of ``epsilon``.
+        """
+        target_epsilon, example_delta = group_privacy_example_budget(self.epsilon, self.delta)
+        problem = None
+        try:
+            noise_multiplier = subsampled_gaussian_noise_multiplier(
+                target_epsilon, sample_rate, steps, example_delta, method=self.accounting
+            )
+            example_epsilon = subsampled_gaussian_epsilon(
+                noise_multiplier, sample_rate, steps, example_delta, method=self.accounting
+            )
+        except ValueError as exc:  # label-free: only public quantities went in
+            problem = str(exc)
+        else:
+            if not (math.isfinite(example_epsilon) and example_epsilon > 0):
+                problem = f"the run's epsilon computes as {example_epsilon!r}"
+        if problem is not None:
+            raise ValueError(
+                f"DPSGDClassifier: epsilon={self.epsilon!r} is too small for the "
+                f"{self.accounting!r} accountant to calibrate {steps} DP-SGD step(s) at sample "
+                f"rate {sample_rate:g} and delta={self.delta!r} ({problem}); use a larger "
+                "epsilon (or accounting='pld', which resolves smaller ones)."
+            )
+        return noise_multiplier, example_epsilon, example_delta
+
     def _plan_fit(self, X, classes, rng):
         _opacus()  # the extra is needed: say so before anything else
         net = self._get_estimator()
+        # The network's own parameter checks first, so that e.g. max_epochs=0 is
+        # reported under its name rather than as a number of steps.
+        net._check_params()
         self._check_network(net)
         sample_rate, steps_per_epoch = self._sampling(X.shape[0])
         steps = net.max_epochs * steps_per_epoch
-        target_epsilon, example_delta = group_privacy_example_budget(self.epsilon, self.delta)
-        noise_multiplier = subsampled_gaussian_noise_multiplier(
-            target_epsilon, sample_rate, steps, example_delta, method=self.accounting
-        )
-        example_epsilon = subsampled_gaussian_epsilon(
-            noise_multiplier, sample_rate, steps, example_delta, method=self.accounting
-        )
+        noise_multiplier, example_epsilon, example_delta = self._calibrate(sample_rate, steps)
         params = {
             "noise_multiplier": noise_multiplier,
             "max_grad_norm": float(self.max_grad_norm),
@@ -393,8 +452,10 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
         """One short DP-SGD epoch on label-free targets: shapes, device and Opacus support."""
         estimator.set_params(max_epochs=1)
+        shell = clone(estimator)
         training = DPSGDTraining(1.0, 1.0, 0.5, 2, X.shape[0], np.random.default_rng(0))
-        estimator._fit_dp_sgd(X, trial_codes(X.shape[0], n_classes), n_classes, training)
+        _train(trial_codes(X.shape[0], n_classes), net=estimator, shell=shell, X=X,
+               n_classes=n_classes, training=training)
 
     def _new_estimator(self, rng):
         # The network prints nothing: skorch's log shows the non-private batch losses.
@@ -410,10 +471,13 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             X.shape[0],
             mechanism_rng,
         )
+        net = self._new_estimator(estimator_rng)
         net = labels.release(
             _train,
             np.arange(labels.n_samples),
-            net=self._new_estimator(estimator_rng),
+            failure="DPSGDClassifier: DP-SGD training failed after the budget was charged.",
+            net=net,
+            shell=clone(net),  # cloned before training: no callback of it has run
             X=X,
             n_classes=labels.n_classes,
             training=training,

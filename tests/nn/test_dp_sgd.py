@@ -1,8 +1,10 @@
 """DPSGDClassifier: clipping, noise, Poisson sampling, accounting, released state."""
 
+import fnmatch
 import logging
 import math
 import pickle
+import types
 import warnings
 
 import numpy as np
@@ -160,8 +162,10 @@ def test_history_keeps_no_loss_and_no_batch_size(blobs):
         ({"batch_size": 0}, "batch_size"),
         ({"module__hidden_units": (0,)}, "hidden_units"),
         ({"device": "cuda:99"}, "device"),
+        # Fails on bd705e5, which reported "steps must be an integer >= 1".
+        ({"max_epochs": 0}, "max_epochs"),
     ],
-    ids=["mixup", "criterion", "train_split", "batch_size", "module", "device"],
+    ids=["mixup", "criterion", "train_split", "batch_size", "module", "device", "max_epochs"],
 )
 def test_configuration_errors_cost_nothing(blobs, params, match):
     acc = BudgetAccountant()
@@ -245,3 +249,130 @@ def test_one_label_change_alters_only_the_trained_network(blobs):
     y_changed[0] = (y[0] + 1) % K
     b = signature(DPSGDClassifier(net(), classes=range(K), random_state=3).fit(X, y_changed))
     assert not diff_signatures(a, b, allowed)
+
+
+@pytest.mark.parametrize("epsilon", [1e-4, 1e-3])
+def test_an_epsilon_too_small_to_calibrate_is_refused_before_the_charge(blobs, epsilon):
+    # Fails on bd705e5: the rdp accountant computed the run's epsilon as 0, that
+    # spend was charged, and the fit then failed with a message naming no parameter.
+    acc = BudgetAccountant(delta=1e-3)
+    clf = DPSGDClassifier(net(), epsilon=epsilon, classes=range(K), accountant=acc)
+    with pytest.raises(ValueError, match=f"epsilon={epsilon!r} is too small"):
+        clf.fit(*blobs)
+    assert acc.spends == [] and acc.total() == PrivacyBudget(0.0, 0.0)
+    assert not hasattr(clf, "estimator_")
+
+
+# ----------------------------------------------------------- the released network
+
+_ATOMS = (str, bytes, int, float, complex, bool, type(None), np.generic, np.dtype, torch.device,
+          torch.dtype)
+# Code, not state: classes (the module and optimizer classes are parameters),
+# functions and Python modules are not expanded.
+_CODE = (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType)
+
+
+def _children(value):
+    """Everything an attacker reaches from ``value`` in one step, with its path component."""
+    if isinstance(value, dict):
+        return [(str(k), v) for k, v in value.items()]
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return list(enumerate(value))
+    out = []
+    if isinstance(value, torch.Tensor):
+        out.append(("grad", value.grad))  # Tensor.grad is not in __dict__
+    if hasattr(value, "__dict__"):
+        out += list(vars(value).items())
+    return out
+
+
+def reachable(root):
+    """``(path, value)`` for every path from ``root`` (each object expanded once)."""
+    expanded = set()
+    stack = [("", root)]
+    while stack:
+        path, value = stack.pop()
+        yield path, value
+        if isinstance(value, _ATOMS + _CODE) or id(value) in expanded:
+            continue
+        expanded.add(id(value))
+        for key, child in _children(value):
+            stack.append((f"{path}.{key}" if path else str(key), child))
+
+
+def released_state_violations(clf, root):
+    """Tensors and arrays outside the declared allowlist, and tensors carrying state."""
+    patterns = (*type(clf)._dp_outputs, *type(clf)._derived_attributes)
+    paths, tensors = {}, {}
+    for path, value in reachable(root):
+        if isinstance(value, (torch.Tensor, np.ndarray)):
+            paths.setdefault(id(value), []).append(path)
+            tensors[id(value)] = value
+    problems = []
+    for key, value in tensors.items():
+        # One object reached by several paths (the optimizer's param_groups hold
+        # the module's parameters) is allowed when one path is declared.
+        if not any(fnmatch.fnmatchcase(p, pat) for p in paths[key] for pat in patterns):
+            problems.append(f"undeclared {type(value).__name__} at {sorted(paths[key])}")
+        if isinstance(value, torch.Tensor):
+            if value.grad is not None:
+                problems.append(f"a .grad on {sorted(paths[key])[0]}")
+            if vars(value):
+                problems.append(f"attributes {sorted(vars(value))} on {sorted(paths[key])[0]}")
+    return problems
+
+
+def test_the_released_network_holds_only_declared_state(blobs):
+    # Fails on bd705e5: every parameter kept Opacus's summed_grad (and .grad), and
+    # the callbacks, optimizer and history were the ones trained on the labels.
+    X, y = blobs
+    clf = DPSGDClassifier(net(), classes=range(K)).fit(X, y)  # Poisson batches, q = 0.1
+    restored = pickle.loads(pickle.dumps(clf))
+    fresh = initialised({}, X)
+    for held in (clf, restored):
+        assert released_state_violations(clf, held) == []
+        released = held.estimator_
+        for p in released.module_.parameters():
+            assert p.requires_grad and p.grad is None and not vars(p)
+        # Fresh components: an unstepped optimizer, callbacks as a fresh net has them.
+        assert not released.optimizer_.state
+        assert [name for name, _ in released.callbacks_] == [n for n, _ in fresh.callbacks_]
+        for (_, ours), (_, theirs) in zip(released.callbacks_, fresh.callbacks_, strict=True):
+            assert type(ours) is type(theirs)
+            assert {k: v for k, v in vars(ours).items() if not callable(v)} == {
+                k: v for k, v in vars(theirs).items() if not callable(v)
+            }
+        assert [dict(row) for row in released.history_] == [
+            {"epoch": e, "batches": []} for e in (1, 2, 3)
+        ]
+        assert released.verbose == 0
+        np.testing.assert_array_equal(held.predict(X), clf.predict(X))
+    assert clf.score(X, y) > 0.8
+    assert clone(clf.estimator_).get_params()["max_epochs"] == 3
+
+
+def test_nothing_of_the_trained_network_is_reachable(blobs, monkeypatch):
+    from sklearn_labeldp.nn import _dp_sgd
+
+    captured = []
+
+    def capture(shell, trained, X, n_classes):
+        captured.append(trained)
+        return rebuild(shell, trained, X, n_classes)
+
+    rebuild = _dp_sgd.rebuild_network
+    monkeypatch.setattr(_dp_sgd, "rebuild_network", capture)
+    X, y = blobs
+    clf = DPSGDClassifier(net(), classes=range(K)).fit(X, y)
+    trained = captured[-1]  # the first one is the label-free trial fit
+    assert any(hasattr(p, "summed_grad") for p in trained.module_.parameters())  # not vacuous
+    # The trained values...
+    np.testing.assert_array_equal(clf.estimator_.predict_proba(X), trained.predict_proba(X))
+    # ...and no object of the trained network.
+    ours = {id(v) for _, v in reachable(clf) if not isinstance(v, _ATOMS + _CODE)}
+    theirs = {
+        id(v): path for path, v in reachable(trained)
+        if isinstance(v, (torch.Tensor, np.ndarray, torch.nn.Module, torch.optim.Optimizer,
+                          dict, list))
+    }
+    assert [path for key, path in theirs.items() if key in ours] == []
