@@ -154,6 +154,15 @@ class DPSGDTraining:
             net.optimizer_ = net.optimizer_.original_optimizer
 
 
+def _follows_the_loss(policy):
+    """Whether a skorch ``LRScheduler`` policy reads a monitored score (the training loss)."""
+    from torch.optim.lr_scheduler import ReduceLROnPlateau
+
+    if isinstance(policy, str):
+        return policy == "ReduceLROnPlateau"
+    return isinstance(policy, type) and issubclass(policy, ReduceLROnPlateau)
+
+
 def _train(codes, *, net, shell, X, n_classes, training):
     """The mechanism: DP-SGD training of ``net`` on the label codes (the only reader of them).
 
@@ -208,7 +217,11 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         ``None`` means ``LabelDPNetClassifier(MLP, max_epochs=20,
         batch_size=64, lr=0.1)``. Its module must be supported by Opacus
         (no BatchNorm: use GroupNorm), it must use the default criterion, no
-        mixup and no ``train_split``; these are checked before any charge.
+        mixup, no ``train_split`` and no callback other than skorch's defaults
+        and learning-rate schedules that follow the step count
+        (:class:`~sklearn_labeldp.nn.WarmupLinearDecay`, skorch's
+        ``LRScheduler`` without ``ReduceLROnPlateau``): every callback sees the
+        un-noised training loss. These are checked before any charge.
     epsilon : float, default=1.0
         Target label-DP epsilon of the fit (the example-level one is half).
     delta : float, default=1e-5
@@ -373,6 +386,42 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             raise ValueError(
                 "DPSGDClassifier: the network's train_split must be None: a validation split's "
                 "loss is computed without noise and would be released in the history."
+            )
+        self._check_callbacks(net)
+
+    @staticmethod
+    def _check_callbacks(net):
+        """Allow only callbacks that neither act on nor send out the un-noised training loss.
+
+        Every callback is told each batch's loss on the private labels, computed
+        without noise. One that acts on it (early stopping, ``ReduceLROnPlateau``,
+        a checkpoint of the best loss) changes the released weights as a function
+        of it, and one that sends it anywhere (a ``PrintLog`` sink other than
+        ``print``, which the network's ``verbose=0`` silences) releases it. The
+        allowlist is skorch's defaults as configured by default and the
+        learning-rate schedules that follow the step count alone.
+        """
+        from skorch.callbacks import EpochTimer, LRScheduler, PassthroughScoring, PrintLog
+
+        from ._callbacks import WarmupLinearDecay
+
+        probe = clone(net)
+        probe.initialize_callbacks()  # as the fit will: callbacks__* parameters applied
+        for name, callback in probe.callbacks_:
+            kind = type(callback)
+            if kind in (EpochTimer, PassthroughScoring, WarmupLinearDecay):
+                continue
+            if kind is PrintLog and callback.sink is print:
+                continue
+            if kind is LRScheduler and not _follows_the_loss(callback.policy):
+                continue
+            raise ValueError(
+                f"DPSGDClassifier: the network's callbacks may only be learning-rate schedules "
+                f"that follow the step count (WarmupLinearDecay, skorch's LRScheduler without "
+                f"ReduceLROnPlateau) besides skorch's defaults; got {name!r} "
+                f"({kind.__name__}). Every callback sees the training loss on the private "
+                "labels without noise: one acting on it (early stopping, ReduceLROnPlateau, "
+                "checkpoints) or sending it out (a PrintLog sink) would release it."
             )
 
     def _sampling(self, n_samples):

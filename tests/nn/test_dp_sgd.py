@@ -21,10 +21,16 @@ from sklearn.datasets import make_blobs  # noqa: E402
 from sklearn.model_selection import GridSearchCV  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
+from skorch.callbacks import EarlyStopping, LRScheduler  # noqa: E402
 
 from sklearn_labeldp import BudgetAccountant, BudgetError, PrivacyLeakWarning  # noqa: E402
 from sklearn_labeldp.accounting import PrivacyBudget, subsampled_gaussian_epsilon  # noqa: E402
-from sklearn_labeldp.nn import MLP, DPSGDClassifier, LabelDPNetClassifier  # noqa: E402
+from sklearn_labeldp.nn import (  # noqa: E402
+    MLP,
+    DPSGDClassifier,
+    LabelDPNetClassifier,
+    WarmupLinearDecay,
+)
 from sklearn_labeldp.nn._dp_sgd import DPSGDTraining, _PoissonBatches  # noqa: E402
 from sklearn_labeldp.nn._net import _ArrayDataset  # noqa: E402
 
@@ -164,8 +170,14 @@ def test_history_keeps_no_loss_and_no_batch_size(blobs):
         ({"device": "cuda:99"}, "device"),
         # Fails on bd705e5, which reported "steps must be an integer >= 1".
         ({"max_epochs": 0}, "max_epochs"),
+        # These three fail on bd705e5, which trained with them: each acts on, or
+        # sends out, the training loss on the private labels computed without noise.
+        ({"callbacks": [EarlyStopping(monitor="train_loss", patience=1)]}, "callbacks"),
+        ({"callbacks": [("plateau", LRScheduler("ReduceLROnPlateau"))]}, "callbacks"),
+        ({"callbacks__print_log__sink": lambda text: None}, "callbacks"),
     ],
-    ids=["mixup", "criterion", "train_split", "batch_size", "module", "device", "max_epochs"],
+    ids=["mixup", "criterion", "train_split", "batch_size", "module", "device", "max_epochs",
+         "early_stopping", "plateau", "print_sink"],
 )
 def test_configuration_errors_cost_nothing(blobs, params, match):
     acc = BudgetAccountant()
@@ -174,6 +186,16 @@ def test_configuration_errors_cost_nothing(blobs, params, match):
         clf.fit(*blobs)
     assert acc.spends == []
     assert not hasattr(clf, "estimator_")
+
+
+def test_step_count_schedules_are_allowed_and_released_fresh(blobs):
+    # Fails on bd705e5, which released the trained callbacks (step_ counted the steps).
+    callbacks = [WarmupLinearDecay(0.2), ("step", LRScheduler("StepLR", step_size=1))]
+    clf = DPSGDClassifier(net(callbacks=callbacks), epsilon=3.0, classes=range(K)).fit(*blobs)
+    released = dict(clf.estimator_.callbacks_)
+    assert released["WarmupLinearDecay"].step_ == 0  # as initialised, not as trained
+    assert released["step"].lr_scheduler_ is None and released["step"].batch_idx_ == 0
+    assert callbacks[0].__dict__ == {"warmup_fraction": 0.2}  # the user's objects untouched
 
 
 def test_a_module_opacus_cannot_clip_fails_before_the_charge(blobs):
