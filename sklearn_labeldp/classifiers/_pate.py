@@ -36,11 +36,40 @@ from ..mechanisms import (
     lnmax_gamma,
     lnmax_spend,
 )
-from ..utils import progress, spawn_generators
+from ..utils import SealedCall, progress, spawn_generators
 
 __all__ = ["PATEClassifier"]
 
 _SEMI_SUPERVISED = (SelfTrainingClassifier, LabelPropagation, LabelSpreading)
+
+# The one error a failed teacher becomes, in the worker and here. Fixed and
+# free of numbers: the teacher's own exception (its type, text, traceback)
+# may hold values computed from its part's labels.
+_TEACHER_FAILURE = (
+    "PATEClassifier: a teacher failed while fitting on its part or voting on the "
+    "queries. Its error is withheld, since it may depend on the private labels, "
+    "and the budget charged for this fit stays spent. Fit the teacher (parameter "
+    "`estimator`) on public data to find the cause."
+)
+
+
+def _quiet(estimator):
+    """Set ``verbose=0`` on ``estimator`` and on every nested estimator that has it.
+
+    A teacher's progress output (an ``MLPClassifier``'s loss per iteration, a
+    network's epoch table) is computed from its part's true labels. The seal
+    drops it; a quiet teacher does not compute it in the first place, and a
+    progress bar of this library inside a teacher (a nested PATE's) does not
+    write to the public stderr, the one stream the seal leaves open.
+    """
+    loud = [
+        key
+        for key, value in estimator.get_params(deep=True).items()
+        if (key == "verbose" or key.endswith("__verbose")) and value != 0
+    ]
+    if loud:
+        estimator.set_params(**dict.fromkeys(loud, 0))
+    return estimator
 
 
 def _is_semi_supervised(estimator):
@@ -84,7 +113,10 @@ def _teacher_votes(teacher, X_train, targets, X_queries, fit_params):
 
     Only the votes leave the worker: the fitted teacher (a clone, so the
     unfitted template passed in is left untouched), a non-private function of
-    its part's labels, is dropped here.
+    its part's labels, is dropped here. :func:`_pate_release` runs it through
+    :class:`~sklearn_labeldp.utils.SealedCall`, so whatever the fit emits
+    (warnings, output on file descriptors 1 and 2, log records, its error)
+    stays in the process that runs it, a loky or Dask worker included.
     """
     seen = np.unique(targets[targets >= 0])
     if seen.size == 1:  # many classifiers refuse one class; its vote is that class
@@ -111,11 +143,17 @@ def _pate_release(
 
     Each teacher reads the codes of its part only; the vote histograms and
     the teachers stay local, and only the aggregator's output is returned.
+    The caller (:meth:`PrivateLabels.release`) seals this process; each
+    teacher is sealed again where it runs, since a joblib or Dask worker has
+    file descriptors, warning filters and loggers of its own (a teacher's
+    ``ConvergenceWarning`` in a loky worker goes to that worker's stderr,
+    which is the caller's terminal).
     """
     X_queries = _safe_indexing(X, queries)
     n_samples = codes.shape[0]
+    sealed_teacher = SealedCall(_teacher_votes, failure=_TEACHER_FAILURE)
     teacher_votes = Parallel(n_jobs=n_jobs, return_as="generator")(
-        delayed(_teacher_votes)(
+        delayed(sealed_teacher)(
             teacher,
             *_teacher_data(teacher, X, part, codes[part]),
             X_queries,
@@ -177,7 +215,12 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         input unlabeled (PATE-FM); routed ``fit`` metadata then does not
         reach it. A part whose labels are all one class votes
         for that class without a fit. ``sample_weight`` and routed ``fit``
-        metadata go to the teachers, each getting its part's rows.
+        metadata go to the teachers, each getting its part's rows. The
+        teachers run with ``verbose=0`` (nested estimators' too) and sealed,
+        in the worker that fits them: their warnings, printed output and log
+        records are dropped, and a teacher's error becomes a
+        :class:`~sklearn_labeldp.exceptions.ReleaseError` with a fixed
+        message, raised after the charge.
     student : classifier, default=None
         Fitted on the answered labels; ``None`` means a clone of the teacher.
         It counts as semi-supervised (and gets all training inputs, ``-1`` for
@@ -231,8 +274,9 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         parts and return votes only.
     verbose : int, default=0
         Above 0, a tqdm progress bar over the teachers (the ``dask`` extra
-        installs tqdm): how many are done, which says nothing about the
-        labels.
+        installs tqdm), written to the real stderr: how many are done and the
+        time taken, which says nothing about the labels. It does not reach
+        the teachers, which always run with ``verbose=0``.
 
     Attributes
     ----------
@@ -281,6 +325,11 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     (True, 1e-05)
     """
 
+    # The aggregator's output: the answers and, for Confident-GNMax, which
+    # queries were answered (a noisy function of the votes, so a DP output too,
+    # not public data). The teachers and the vote histograms never leave
+    # `_pate_release`. The student is fitted on the answers and public inputs
+    # only, and `n_answered_` is the length of `answered_indices_`.
     _dp_outputs = ("answered_indices_", "answered_labels_")
     _derived_attributes = (
         *BaseLabelDPMetaClassifier._derived_attributes,
@@ -352,6 +401,9 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         return min(part.size for part in plan["parts"] if part.size >= 2)
 
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
+        # The teachers run with every `verbose` at 0 (see _quiet_teacher): the
+        # trial fits that configuration, so an estimator refusing it fails here.
+        _quiet(estimator)
         targets = trial_codes(X.shape[0], n_classes)
         if hasattr(estimator, "fit_semi"):
             targets[2 * n_classes :] = -1
@@ -397,6 +449,24 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
                 f"with label-free targets, so no budget was spent: {exc}"
             ) from exc
 
+    def _quiet_teacher(self):
+        """The teachers' template: the base estimator with every ``verbose`` at 0.
+
+        Built while planning, before the charge, so that an estimator that
+        refuses ``verbose=0`` costs nothing. Only the teachers are quieted:
+        the student learns from the DP answers, so what it prints is
+        post-processing and it keeps the user's configuration.
+        """
+        try:
+            return _quiet(clone(self._get_estimator()))
+        except Exception as exc:
+            raise ValueError(
+                f"{type(self).__name__}: the teacher (parameter `estimator`, "
+                f"{type(self._get_estimator()).__name__}) must accept verbose=0 on itself "
+                "and on its nested estimators, since a teacher's output is computed from "
+                f"private labels; setting it failed, so no budget was spent: {exc}"
+            ) from exc
+
     def _plan_fit(self, X, classes, rng):
         n_samples = X.shape[0]
         n_queries = (
@@ -433,7 +503,13 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             params.update(sigma1=sigma1, sigma2=sigma2, threshold=self.threshold * self.n_teachers)
         self._warn_if_noise_drowns_votes(params)
         spend = PrivacySpend.compose("PATE", [leaf], "sequential", n_teachers=self.n_teachers)
-        plan = {"parts": parts, "queries": queries, "params": params, "classes": classes}
+        plan = {
+            "parts": parts,
+            "queries": queries,
+            "params": params,
+            "classes": classes,
+            "teacher": self._quiet_teacher(),
+        }
         return spend, plan
 
     def _warn_if_noise_drowns_votes(self, params):
@@ -488,10 +564,11 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         params, queries = plan["params"], plan["queries"]
         noise_rng, teacher_rng = spawn_generators(mechanism_rng, 2)
-        teachers = [self._new_estimator(teacher_rng) for _ in plan["parts"]]
+        teachers = [seed_estimator(clone(plan["teacher"]), teacher_rng) for _ in plan["parts"]]
         answers = labels.release(
             _pate_release,
             np.arange(labels.n_samples),
+            failure=_TEACHER_FAILURE,
             X=X,
             parts=plan["parts"],
             queries=queries,

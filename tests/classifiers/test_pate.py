@@ -1,13 +1,23 @@
 """PATEClassifier: label independence, isolated teachers, spends and released state."""
 
+import contextlib
+import logging
+import os
 import pickle
+import re
+import sys
+import warnings
 
 import numpy as np
 import pytest
+from _attack import path_str, walk
+from joblib import Parallel, delayed, parallel_config
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.semi_supervised import LabelSpreading
@@ -417,10 +427,343 @@ def test_trial_fits_are_one_epoch_and_the_real_fit_keeps_its_epochs():
     assert epochs == [1, 50]
 
 
-def test_verbose_shows_a_progress_bar_over_the_teachers(capsys):
+
+
+# ----------------------------------------------------------------------------
+# Sealed teachers. The attacker sees every warning, print (Python's and the
+# file descriptors'), log record and error text of `fit` and knows every label
+# but one. Each attack below fits two neighbouring label vectors several times
+# and compares what the caller saw. Without the seal (commit bd705e5) they
+# fail in-process; with the seal around the release only (fcde750) they fail
+# for n_jobs=2, where the teachers run in loky workers whose stderr is the
+# caller's.
+
+
+def _one_label_apart(n=36):
+    """Neighbouring label vectors: all class 0, and the same with row 0 of class 1.
+
+    In the first world every part is one class and no teacher is fitted (a
+    one-class part votes its class); in the second, the teacher holding row 0
+    is fitted on two classes, so whatever a fit emits tells the worlds apart.
+    """
+    X = np.random.default_rng(0).normal(size=(n, 2))
+    y0 = np.zeros(n, dtype=np.intp)
+    y1 = y0.copy()
+    y1[0] = 1
+    return X, y0, y1
+
+
+class ChattyTeacher(ClassifierMixin, BaseEstimator):
+    """Votes its part's majority and tells its labels through every side channel."""
+
+    def __init__(self, verbose=0):
+        self.verbose = verbose
+
+    def fit(self, X, y):
+        y = np.asarray(y)
+        secret = f"CHATTY {int(y.sum())} of {y.size} labels are 1"
+        print(secret)
+        sys.stderr.write(secret + "\n")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.write(1, (secret + " (fd 1)\n").encode())
+        os.write(2, (secret + " (fd 2)\n").encode())
+        logging.getLogger("chatty_teacher").warning(secret)
+        warnings.warn(secret, UserWarning, stacklevel=2)
+        self.classes_ = np.unique(y)
+        self.majority_ = np.bincount(y).argmax()
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.majority_)
+
+
+TEACHERS = {
+    # lbfgs stops after one iteration: a ConvergenceWarning whenever it is fitted.
+    "convergence": lambda: LogisticRegression(max_iter=1),
+    # Prints its true-label loss per iteration, and does not converge.
+    "verbose_mlp": lambda: MLPClassifier(hidden_layer_sizes=(2,), max_iter=2, verbose=True),
+    "chatty": lambda: ChattyTeacher(verbose=1),
+}
+
+# A worker-idle timeout that no other code uses: joblib keeps one loky
+# executor per setting, so these workers are the ones spawned below.
+_IDLE = 299.75
+
+
+def _warm_worker():
+    # Imported once here rather than in the first timed fit.
+    import sklearn.neural_network  # noqa: F401
+
+    import sklearn_labeldp.classifiers  # noqa: F401
+
+    return os.getpid()
+
+
+@pytest.fixture(scope="module")
+def terminal(tmp_path_factory):
+    """The file that plays the caller's terminal for loky workers (their fds 1 and 2)."""
+    return tmp_path_factory.mktemp("loky") / "terminal"
+
+
+@contextlib.contextmanager
+def _workers_writing_to(terminal):
+    """Run the block with loky workers whose stdout and stderr are ``terminal``.
+
+    That is a user's case when joblib ran before the fit (a grid search, an
+    earlier estimator): the workers exist and write to the caller's terminal.
+    Workers are spawned (or reused: same setting, same file) here, outside any
+    seal; one spawned inside the caller's seal would inherit /dev/null and
+    hide a leak.
+    """
+    with open(terminal, "ab") as file, parallel_config(backend="loky", idle_worker_timeout=_IDLE):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        saved = {fd: os.dup(fd) for fd in (1, 2)}
+        try:
+            for fd in saved:
+                os.dup2(file.fileno(), fd)
+            Parallel(n_jobs=2)(delayed(_warm_worker)() for _ in range(4))
+        finally:
+            for fd, copy in saved.items():
+                os.dup2(copy, fd)
+                os.close(copy)
+        yield
+
+
+def _transcript(capfd, caplog, clf, X, y, terminal=None):
+    """Everything the caller of ``clf.fit(X, y)`` sees besides the returned object."""
+    capfd.readouterr()
+    caplog.clear()
+    offset = terminal.stat().st_size if terminal is not None else 0
+    error = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            clf.fit(X, y)
+        except Exception as exc:  # noqa: BLE001 - its type and text are part of the transcript
+            error = (type(exc).__name__, str(exc), exc.__cause__, exc.__context__)
+    out, err = capfd.readouterr()
+    workers = terminal.read_bytes()[offset:].decode() if terminal is not None else ""
+    return (
+        tuple((w.category.__name__, str(w.message)) for w in caught),
+        out,
+        err,
+        tuple((r.name, r.levelname, r.getMessage()) for r in caplog.records),
+        error,
+        workers,
+    )
+
+
+def _pate(teacher, n_jobs, accountant=None):
+    return PATEClassifier(
+        teacher,
+        # A student that emits nothing: it learns from the DP answers, so its
+        # output would be fair game, but it is not what is being tested.
+        student=KNeighborsClassifier(n_neighbors=1),
+        n_teachers=3,
+        # 20 answers of pure noise at epsilon=1: all alike with chance 2**-19,
+        # so the "same label" warning (a DP output) does not show.
+        n_queries=20,
+        aggregator="lnmax",
+        epsilon=1.0,
+        classes=[0, 1],
+        accountant=BudgetAccountant() if accountant is None else accountant,
+        n_jobs=n_jobs,
+    )
+
+
+def _transcripts(capfd, caplog, terminal, make_clf, X, worlds, n_jobs, repeats):
+    """``repeats`` transcripts per world, the worlds alternated (neither on warmer workers)."""
+    transcripts = [[] for _ in worlds]
+    with _workers_writing_to(terminal) if n_jobs > 1 else contextlib.nullcontext():
+        for _ in range(repeats):
+            for seen, y in zip(transcripts, worlds, strict=True):
+                seen.append(
+                    _transcript(capfd, caplog, make_clf(), X, y, terminal if n_jobs > 1 else None)
+                )
+    return transcripts
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("teacher", sorted(TEACHERS))
+def test_neighbouring_labels_leave_identical_transcripts(teacher, n_jobs, capfd, caplog, terminal):
+    # Fails on bd705e5 (every case: the world with a fitted teacher shows its
+    # ConvergenceWarning, loss or prints) and on fcde750 (the n_jobs=2 cases,
+    # through the workers' stderr).
+    caplog.set_level(logging.DEBUG)
+    X, y0, y1 = _one_label_apart()
+    world0, world1 = _transcripts(
+        capfd, caplog, terminal, lambda: _pate(TEACHERS[teacher](), n_jobs), X, (y0, y1),
+        n_jobs, repeats=4,
+    )
+    # The channel is deterministic once sealed: one transcript, the same for
+    # every fit of either world (the label-free trial fit's output and the
+    # public noise warning, identical in both).
+    assert set(world0) == set(world1)
+    assert len(set(world0)) == 1
+    warned, out, err, logged, error, workers = world1[0]
+    assert error is None and workers == ""
+    assert not any(category == "ConvergenceWarning" for category, _ in warned)
+    assert "loss" not in out and "Iteration" not in out
+    # Only the label-free trial fit, before the charge, speaks: its targets are
+    # fixed (6 ones among its 12 rows), and a teacher would have said 1 or 0.
+    said = re.findall(r"CHATTY (\d+) of (\d+)", repr((warned, out, err, logged)))
+    assert set(said) <= {("6", "12")}
+    assert len(said) == (5 if teacher == "chatty" else 0)  # 2 prints, 2 fd writes, 1 log
+
+
+def test_unsealed_teachers_would_be_seen(capfd, caplog, terminal):
+    # The attack's control: the transcript sees a teacher fitted outside the
+    # seal, in this process and in a worker.
+    caplog.set_level(logging.DEBUG)
+    X, _, y1 = _one_label_apart()
+    warned, out, err, logged, _, _ = _transcript(capfd, caplog, ChattyTeacher(), X, y1)
+    assert "CHATTY 1 of 36" in out and "CHATTY 1 of 36" in err
+    assert ("UserWarning", "CHATTY 1 of 36 labels are 1") in warned
+    assert logged == (("chatty_teacher", "WARNING", "CHATTY 1 of 36 labels are 1"),)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        LogisticRegression(max_iter=1).fit(X, y1)
+    assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    with _workers_writing_to(terminal):
+        offset = terminal.stat().st_size
+        Parallel(n_jobs=2)(delayed(ChattyTeacher().fit)(X, y) for y in (y1, y1))
+    assert "CHATTY 1 of 36 labels are 1 (fd 2)" in terminal.read_bytes()[offset:].decode()
+
+
+class RaisingTeacher(ClassifierMixin, BaseEstimator):
+    """Fails on a real part, with its labels' count in the message.
+
+    The label-free trial fit gets the first rows in order (column 0 is the row
+    id); a random part of 12 rows comes sorted with chance 1/12!.
+    """
+
+    def fit(self, X, y):
+        rows = np.asarray(X)[:, 0]
+        if not np.all(np.diff(rows) > 0):
+            raise ValueError(f"{int(np.sum(y))} ones among {len(y)} labels")
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_failing_teacher_becomes_one_fixed_release_error(n_jobs, capfd, caplog, terminal):
+    # Fails on bd705e5 (the teacher's ValueError, with its count, reaches the
+    # caller) and on fcde750 (a generic message naming the release function).
+    caplog.set_level(logging.DEBUG)
+    X = np.column_stack([np.arange(36), np.random.default_rng(1).normal(size=36)])
+    y0 = np.tile([0, 1], 18)
+    y1 = y0.copy()
+    y1[0] = 1  # every teacher fails in both worlds, with a count that differs
+    accountants = []
+
+    def make_clf():
+        accountants.append(BudgetAccountant())
+        return _pate(RaisingTeacher(), n_jobs, accountant=accountants[-1])
+
+    world0, world1 = _transcripts(
+        # joblib restarts its workers after a failure: one fit per world there.
+        capfd, caplog, terminal, make_clf, X, (y0, y1), n_jobs, repeats=3 - n_jobs
+    )
+    # Charged before the labels were read: a failed release stays spent.
+    assert [len(acc.spends) for acc in accountants] == [1] * len(accountants)
+    assert set(world0) == set(world1) and len(set(world0)) == 1
+    _, out, err, logged, (name, message, cause, context), workers = world0[0]
+    assert name == "ReleaseError" and cause is None and context is None
+    assert "teacher" in message and "PATEClassifier" in message
+    assert not re.search(r"\d", message), message
+    assert "ones among" not in out + err + workers and not logged
+
+
+class QuietRecordingTeacher(ClassifierMixin, BaseEstimator):
+    """Records the ``verbose`` of itself and of its nested estimator when fitted."""
+
+    def __init__(self, inner=None, verbose=0):
+        self.inner = inner
+        self.verbose = verbose
+
+    def fit(self, X, y):
+        RECORDS.append(("verbose", self.verbose, self.inner.verbose))
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        # Votes that differ across queries, so that the student gets two classes.
+        return self.classes_[(np.asarray(X)[:, 0] > 0) * (self.classes_.size - 1)]
+
+
+def test_teachers_are_quiet_and_the_student_keeps_its_verbose():
+    X, y = make_circle_gaussians(200, 2, sigma=0.3, random_state=0)
+    template = QuietRecordingTeacher(MLPClassifier(verbose=True), verbose=2)
+    RECORDS.clear()
+    clf = PATEClassifier(template, n_teachers=4, n_queries=20, aggregator="lnmax",
+                         epsilon=50.0, classes=[0, 1], random_state=0).fit(X, y)
+    # The teacher's trial fit and the four teachers are quiet, nested estimator
+    # included. The student, a clone of the template fitted on DP answers, is
+    # as the user configured it (its label-free trial fit quiet on top only).
+    assert RECORDS == [("verbose", 0, 0), ("verbose", 0, True), *[("verbose", 0, 0)] * 4,
+                       ("verbose", 2, True)]
+    assert clf.estimator_.verbose == 2 and clf.estimator_.inner.verbose is True
+    assert template.verbose == 2 and template.inner.verbose is True  # not mutated
+
+
+class PickyTeacher(QuietRecordingTeacher):
+    """Accepts only a string ``verbose``."""
+
+    def fit(self, X, y):
+        if not isinstance(self.verbose, str):
+            raise TypeError("verbose must be 'yes' or 'no'")
+        return super().fit(X, y)
+
+
+def test_a_teacher_that_refuses_verbose_zero_fails_before_the_charge():
+    X, y = make_circle_gaussians(200, 2, sigma=0.3, random_state=0)
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="`estimator`.*no budget was spent"):
+        PATEClassifier(PickyTeacher(MLPClassifier(), verbose="yes"), n_teachers=4,
+                       n_queries=20, classes=[0, 1], accountant=acc).fit(X, y)
+    assert acc.spends == []
+
+
+class MarkedTeacher(KNeighborsClassifier):
+    """A teacher type that appears nowhere else."""
+
+
+def test_nothing_reachable_holds_a_teacher_or_a_vote_histogram():
+    X, y = make_circle_gaussians(300, 3, sigma=0.3, random_state=2)
+    clf = PATEClassifier(MarkedTeacher(n_neighbors=3), student=LogisticRegression(),
+                         n_teachers=6, n_queries=30, aggregator="gnmax", epsilon=20.0,
+                         classes=range(3)).fit(X, y)
+    fitted = [k for k in vars(clf) if k.endswith("_") and not k.startswith("_")]
+    allowed = (*PATEClassifier._dp_outputs, *PATEClassifier._derived_attributes)
+    assert all(any(re.fullmatch(p.replace("*", ".*"), k) for p in allowed) for k in fitted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unpickled = pickle.loads(pickle.dumps(clf))
+    for root in (clf, unpickled):
+        for path, value in walk(root):
+            where = path_str(path)
+            if isinstance(value, MarkedTeacher):  # only the unfitted parameter
+                assert where == "estimator" and not hasattr(value, "n_samples_fit_"), where
+            if isinstance(value, np.ndarray) and value.ndim == 2 and value.dtype.kind in "iu":
+                # A histogram would hold 6 votes per query.
+                assert not (value.sum(axis=1) == 6).all(), where
+            assert not isinstance(value, np.ndarray) or value.shape[:1] != (6,), where
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_verbose_shows_a_progress_bar_over_the_teachers(n_jobs, capfd):
+    # The bar writes to the real stderr (file descriptor 2) from inside the seal:
+    # capsys, which swaps sys.stderr only, does not see it.
     pytest.importorskip("tqdm")
     X, y = make_circle_gaussians(300, 2, sigma=0.3, random_state=0)
-    PATEClassifier(n_teachers=12, n_queries=20, epsilon=5.0, classes=[0, 1], verbose=1,
+    PATEClassifier(LogisticRegression(max_iter=1), student=LogisticRegression(), n_teachers=12,
+                   n_queries=20, epsilon=5.0, classes=[0, 1], verbose=1, n_jobs=n_jobs,
                    random_state=0).fit(X, y)
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert "PATE teachers" in err and "12/12" in err
+    assert "ConvergenceWarning" not in err  # the teachers' own output stays sealed

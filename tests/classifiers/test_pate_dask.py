@@ -1,7 +1,12 @@
 """PATE's teachers on a Dask cluster: charged on the client, fitted in the workers."""
 
+import contextlib
+import logging
 import os
+import re
+import sys
 import uuid
+import warnings
 
 import numpy as np
 import pytest
@@ -10,9 +15,11 @@ distributed = pytest.importorskip("distributed")
 
 from joblib import parallel_backend  # noqa: E402
 from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
+from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
 
 from sklearn_labeldp import BudgetAccountant, PATEClassifier  # noqa: E402
 from sklearn_labeldp.datasets import make_circle_gaussians  # noqa: E402
+from sklearn_labeldp.exceptions import ReleaseError  # noqa: E402
 
 pytestmark = pytest.mark.dask_cluster
 
@@ -59,3 +66,98 @@ def test_teachers_run_in_the_workers_and_the_charge_stays_on_the_client(tmp_path
     assert {pid for pid in pids if pid != os.getpid()} <= workers
     assert len(acc.spends) == 1 and acc.total().epsilon == pytest.approx(clf.epsilon_)
     assert clf.n_answered_ == 40
+
+
+class ChattyTeacher(ClassifierMixin, BaseEstimator):
+    """Votes its part's majority and tells its labels through every side channel.
+
+    Row 0 of ``X`` holds the row ids; it speaks only on a real part (the
+    label-free trial fit before the charge gets the first rows in order), and
+    fails there too when ``fail``.
+    """
+
+    def __init__(self, fail=False):
+        self.fail = fail
+
+    def fit(self, X, y):
+        y = np.asarray(y)
+        self.classes_ = np.unique(y)
+        self.majority_ = np.bincount(y).argmax()
+        if np.all(np.diff(np.asarray(X)[:, 0]) > 0):
+            return self
+        secret = f"CHATTY {int(y.sum())} of {y.size} labels are 1"
+        print(secret, flush=True)
+        sys.stderr.write(secret + "\n")
+        sys.stderr.flush()
+        os.write(2, (secret + " (fd 2)\n").encode())
+        logging.getLogger("chatty_teacher").warning(secret)
+        warnings.warn(secret, UserWarning, stacklevel=2)
+        if self.fail:
+            raise ValueError(secret)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.majority_)
+
+
+def test_teachers_are_sealed_in_the_dask_workers(tmp_path):
+    # Fails on bd705e5 and fcde750: the teachers' prints, warnings and log
+    # records reach the workers' stderr, which is the caller's terminal.
+    X = np.column_stack([np.arange(36), np.random.default_rng(0).normal(size=36)])
+    y0 = np.zeros(36, dtype=int)  # every part one class: no teacher is fitted
+    y1 = y0.copy()
+    y1[0] = 1  # one teacher is fitted, on two classes
+    terminal = tmp_path / "terminal"
+    with contextlib.ExitStack() as stack:
+        file = stack.enter_context(open(terminal, "ab"))
+        # The worker processes get this file as their stdout and stderr.
+        saved = {fd: os.dup(fd) for fd in (1, 2)}
+        try:
+            for fd in saved:
+                os.dup2(file.fileno(), fd)
+            cluster = stack.enter_context(distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                host="127.0.0.1"))
+            client = stack.enter_context(distributed.Client(cluster))
+        finally:
+            for fd, copy in saved.items():
+                os.dup2(copy, fd)
+                os.close(copy)
+
+        def worker_output(fit):
+            offset = terminal.stat().st_size
+            try:
+                with parallel_backend("dask"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    fit()
+            finally:
+                client.run(lambda: sys.stdout.flush() or sys.stderr.flush())
+            return terminal.read_bytes()[offset:].decode()
+
+        # The control: an unsealed fit in a worker is seen.
+        assert "CHATTY 1 of 36" in worker_output(
+            lambda: client.submit(ChattyTeacher().fit, X[::-1], y1[::-1]).result())
+
+        def pate(fail=False):
+            return PATEClassifier(ChattyTeacher(fail), student=KNeighborsClassifier(1),
+                                  n_teachers=3, n_queries=20, aggregator="lnmax",
+                                  classes=[0, 1], accountant=BudgetAccountant(), n_jobs=2)
+
+        for y in (y0, y1, y0, y1):
+            assert "CHATTY" not in worker_output(lambda y=y: pate().fit(X, y))
+        # Neighbours where every part holds both classes: every teacher fails, in
+        # both worlds, with a count that differs.
+        z0 = np.tile([0, 1], 18)
+        z1 = z0.copy()
+        z1[0] = 1
+        errors = []
+        offset = terminal.stat().st_size
+        for y in (z0, z1):
+            with pytest.raises(ReleaseError) as info:
+                worker_output(lambda y=y: pate(fail=True).fit(X, y))
+            assert info.value.__cause__ is None and info.value.__context__ is None
+            errors.append(str(info.value))
+    assert errors[0] == errors[1] and not re.search(r"\d", errors[0])
+    # Neither the failing teachers' words nor their errors reached the terminal.
+    said = terminal.read_bytes()[offset:].decode()
+    assert "CHATTY" not in said and "ValueError" not in said
