@@ -7,7 +7,15 @@ estimator, and its pickle), harvests every integer and generator in it, re-runs
 the fit with each one on the same features and the true labels, and compares
 the mechanism's outputs. An exact match is a recovered seed: the noise can be
 subtracted and the labels read off. See DESIGN.md, "Randomness" and "Think like
-an attacker". The helpers live in ``tests/_attack.py``.
+an attacker".
+
+Release by allowlist: every public estimator, every search strategy, the dask
+paths and every network mode is also fitted on neighbouring label vectors with
+one user seed, and everything reachable from the returned object and its
+pickle (tensors' gradients and attributes, optimizer state, callbacks, history
+included) is walked against the ``_dp_outputs`` and ``_derived_attributes``
+its classes declare, while the warnings, fd-level output, log records and
+errors of the two fits are compared. The helpers live in ``tests/_attack.py``.
 """
 
 import dataclasses
