@@ -477,8 +477,10 @@ def test_net_in_a_meta_estimator_releases_nothing_replayable():
 #      chain of a failed fit) must be identical;
 #   4. `fit` must leave the estimator's own parameters as given.
 # On bd705e5 (before fits were sealed) the leaky-teacher cases fail check 3 (the
-# teacher's print, warning, log line and exception text carry its labels), and on
-# fcde750 `rr_cluster` fails check 1 (`clusterer_` was not declared).
+# teacher's print, fd write, warning, log line and exception text carry its labels).
+# On fcde750 check 1 fails for `net_dpsgd` (Opacus's unnoised `summed_grad` and the
+# `.grad` on every released parameter), `rr_cluster` (`clusterer_` undeclared) and
+# the three searches (PrivateGridSearchCV declared nothing).
 
 
 def _subset(X, y):
