@@ -308,14 +308,12 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         *BaseLabelDPMetaClassifier._derived_attributes,
         "example_epsilon_",
         "example_delta_",
-        "estimator_",
         "estimator_.classes_",
         "estimator_.n_outputs_",
         "estimator_.target_kind_",
         "estimator_.device_",
         "estimator_.n_features_in_",
         "estimator_.feature_names_in_",
-        "estimator_.history_",
         "estimator_.history_.*.epoch",
     )
 
