@@ -88,6 +88,27 @@ def check_classes(classes):
     return np.sort(classes)
 
 
+def check_sample_weight(sample_weight, X):
+    """``sample_weight`` as a float array of one finite weight >= 0 per row of ``X``.
+
+    Checked before any charge. scikit-learn's own check accepts negative
+    weights, and a base estimator may too (or fail on them only after the
+    budget was spent); a negative weight has no meaning as public importance.
+    """
+    try:
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64)
+    except ValueError as exc:  # shape, NaN or infinity: scikit-learn's text says which
+        raise ValueError(
+            f"sample_weight must hold one finite weight >= 0 per row of X: {exc}"
+        ) from exc
+    if (weights < 0).any():
+        raise ValueError(
+            "sample_weight must hold finite weights >= 0; got "
+            f"{int((weights < 0).sum())} negative weight(s)."
+        )
+    return weights
+
+
 def subset_fit_params(fit_params, indices, n_samples):
     """Index the per-sample entries of ``fit_params`` (e.g. ``sample_weight``)."""
     return {
@@ -434,7 +455,7 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
                 fit_params["sample_weight"] = sample_weight
             routed = dict(process_routing(self, "fit", **fit_params).estimator.fit)
             if routed.get("sample_weight") is not None:
-                routed["sample_weight"] = _check_sample_weight(routed["sample_weight"], X)
+                routed["sample_weight"] = check_sample_weight(routed["sample_weight"], X)
             return routed
         _raise_for_params(fit_params, self, "fit")
         if sample_weight is None:
@@ -444,7 +465,7 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
                 f"the base estimator {type(self._get_estimator()).__name__} does not "
                 "accept sample_weight."
             )
-        return {"sample_weight": _check_sample_weight(sample_weight, X)}
+        return {"sample_weight": check_sample_weight(sample_weight, X)}
 
     # The base estimator's parameters are validated by its own fit.
     @_fit_context(prefer_skip_nested_validation=False)
@@ -458,7 +479,8 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
         y : array-like of shape (n_samples,)
             Private labels; read only by the DP mechanism.
         sample_weight : array-like of shape (n_samples,), default=None
-            Public, label-independent weights passed to the base estimator.
+            Public, label-independent weights passed to the base estimator;
+            finite and >= 0, checked before any budget is charged.
         **fit_params : dict
             Routed to the base estimator's ``fit`` (requires metadata routing).
 

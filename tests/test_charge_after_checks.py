@@ -6,8 +6,10 @@ parameter at fault, and then checks that nothing was recorded.
 
 import numpy as np
 import pytest
+from sklearn import config_context
 from sklearn.datasets import make_blobs
-from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.linear_model import LinearRegression, LogisticRegression, Ridge
+from sklearn.multioutput import MultiOutputRegressor
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.svm import SVR
 
@@ -26,12 +28,74 @@ def blobs():
     return X.astype(np.float32), y
 
 
-def assert_costs_nothing(estimator, X, y, match):
+def assert_costs_nothing(estimator, X, y, match, **fit_params):
     accountant = estimator.get_params()["accountant"]
     with pytest.raises(ValueError, match=match):
-        estimator.fit(X, y)
+        estimator.fit(X, y, **fit_params)
     assert accountant.total() == PrivacyBudget(0.0)
     assert accountant.spends == []
+
+
+def test_regressor_where_rr_needs_a_classifier(blobs):
+    # A regressor fits the label codes and predicts numbers between them: accepted and
+    # charged up to commit fcde750.
+    clf = RRWithPriorClassifier(LinearRegression(), classes=range(K),
+                                accountant=BudgetAccountant())
+    assert_costs_nothing(clf, *blobs, match=r"`estimator` must be a classifier.*LinearRegression")
+
+
+def _sample_weight_cases():
+    metas = {
+        "rr": lambda acc: RRWithPriorClassifier(LogisticRegression(), classes=range(K),
+                                                accountant=acc),
+        "alibi": lambda acc: ALIBIClassifier(Ridge(), classes=range(K),
+                                             accountant=acc),
+        "vector_approx": lambda acc: VectorApproxClassifier(
+            MultiOutputRegressor(Ridge()), classes=range(K), accountant=acc),
+        "pate": lambda acc: PATEClassifier(LogisticRegression(), n_teachers=5, n_queries=30,
+                                           classes=range(K), accountant=acc),
+    }
+    weights = {
+        "negative": (lambda n: np.r_[-1.0, np.ones(n - 1)], r"sample_weight.*>= 0.*1 negative"),
+        "nan": (lambda n: np.r_[np.nan, np.ones(n - 1)], r"sample_weight.*finite.*NaN"),
+        "inf": (lambda n: np.r_[np.inf, np.ones(n - 1)], r"sample_weight.*finite.*infinity"),
+    }
+    return [
+        pytest.param(meta, *weight, id=f"{name}-{kind}")
+        for name, meta in metas.items()
+        for kind, weight in weights.items()
+    ]
+
+
+@pytest.mark.parametrize(("make", "weights", "match"), _sample_weight_cases())
+def test_bad_sample_weight_costs_nothing(blobs, make, weights, match):
+    # Every estimator whose fit takes sample_weight (the meta-estimators) checks it
+    # before the charge; a negative weight was accepted and charged up to fcde750.
+    X, y = blobs
+    clf = make(BudgetAccountant(delta=0.5))
+    assert_costs_nothing(clf, X, y, match, sample_weight=weights(X.shape[0]))
+
+
+def test_bad_sample_weight_costs_nothing_with_metadata_routing(blobs):
+    X, y = blobs
+    with config_context(enable_metadata_routing=True):
+        clf = RRWithPriorClassifier(
+            LogisticRegression().set_fit_request(sample_weight=True), classes=range(K),
+            accountant=BudgetAccountant(),
+        )
+        assert_costs_nothing(clf, X, y, r"sample_weight.*>= 0",
+                             sample_weight=-np.ones(X.shape[0]))
+
+
+def test_post_processing_candidates_are_checked_before_the_charge(blobs):
+    # The candidates' base learners are fitted only after the one release: each gets
+    # its planning fit (label-free checks, trial fit) before it. Up to fcde750 a
+    # regressor candidate was found only after the charge.
+    base = RRWithPriorClassifier(KNeighborsClassifier(), classes=range(K))
+    grid = {"estimator": [KNeighborsClassifier(3), LinearRegression()]}
+    search = PrivateGridSearchCV(base, grid, epsilon=1.0, strategy="post_processing", cv=3,
+                                 accountant=BudgetAccountant())
+    assert_costs_nothing(search, *blobs, match=r"`estimator` must be a classifier")
 
 
 def test_single_output_regressor_for_bit_vectors(blobs):

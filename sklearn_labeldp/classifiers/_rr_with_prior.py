@@ -5,6 +5,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import is_classifier
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval
@@ -58,8 +59,9 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     Parameters
     ----------
     estimator : classifier, default=None
-        Base estimator fitted on the noisy labels of each stage; it needs
-        ``predict_proba`` when ``n_stages > 1``. ``None`` means
+        Base estimator fitted on the noisy labels of each stage (a regressor is
+        refused before any budget is charged); it needs ``predict_proba`` when
+        ``n_stages > 1``. ``None`` means
         ``KNeighborsClassifier(n_neighbors=10)``.
     epsilon : float, default=1.0
         Label-DP parameter of the whole fit, > 0 and finite.
@@ -196,6 +198,7 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         *BaseLabelDPMetaClassifier._derived_attributes,
         "estimator_",
         "estimators_",
+        "clusterer_",  # k-means on the public features only
     )
 
     _parameter_constraints: dict = {
@@ -310,6 +313,16 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         return apply_temperature(prior, self.temperature)
 
     def _plan_fit(self, X, classes, rng):
+        if not is_classifier(self._get_estimator()):
+            # A regressor fits the integer codes without complaint and predicts
+            # numbers between them, which no class of `classes` stands for: refused
+            # here, before the charge, as the trial fit would accept it.
+            raise ValueError(
+                f"{type(self).__name__}: `estimator` must be a classifier, fitted on the "
+                f"noisy hard labels of each stage; got {type(self._get_estimator()).__name__}, "
+                "which is not one (sklearn.base.is_classifier). For a regressor base use "
+                "ALIBIClassifier or VectorApproxClassifier."
+            )
         if self.warm_start and "warm_start" not in self._get_estimator().get_params():
             raise ValueError(
                 f"warm_start=True needs a base estimator with a warm_start parameter; "
@@ -395,6 +408,11 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
         counts = labels.release(
             noisy_label_histogram,
             np.arange(labels.n_samples),
+            failure=(
+                f"{type(self).__name__}: the noisy cluster histograms of the prior "
+                "(ClusterPrior) failed after the budget was charged; the details are "
+                "withheld because they may depend on the labels, and the budget stays spent."
+            ),
             privacy_cost=self.prior.epsilon,
             groups=plan["groups"],
             epsilon=self.prior.epsilon,
@@ -477,6 +495,12 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
             noisy[indices], k = labels.release(
                 rr_with_prior,
                 indices,
+                failure=(
+                    f"{type(self).__name__}: RRWithPrior failed on stage {t + 1} of "
+                    f"{self.n_stages} after the budget was charged; the details are "
+                    "withheld because they may depend on the labels, and the budget "
+                    "stays spent."
+                ),
                 prior=self._prior(model, plan, X, indices, n_classes),
                 n_classes=n_classes,
                 epsilon=plan["stage_epsilon"],

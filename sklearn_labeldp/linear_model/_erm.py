@@ -171,6 +171,7 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         coef = labels.release(
             solver.train,
             np.arange(labels.n_samples),
+            failure=solver.failure(type(self).__name__, plan["setting"]),
             Z=_feature_map(X, data_norm, self.fit_intercept),
             setting=plan["setting"],
             params=params,
@@ -258,12 +259,13 @@ class DPLogisticRegression(_BasePrivateERM):
 
       Both guarantees hold for the exact minimiser only: Newton's method (at
       most 500 mapped features) or L-BFGS runs until the gradient norm is at
-      most ``tol``, and :class:`~sklearn_labeldp.exceptions.ConvergenceError`
+      most ``tol``, and a :class:`~sklearn_labeldp.exceptions.ReleaseError`
       is raised when ``max_iter`` iterations do not get there (no model is
-      returned). Whether the optimiser converges depends on the labels, so the
-      error is itself a (rare) label-dependent event: choose ``max_iter``
-      generously. The budget is charged before training, also when the fit
-      then fails.
+      returned). Its message is fixed: it names ``tol`` and ``max_iter`` but
+      not the final gradient norm, which would identify a missing label.
+      Whether the optimiser converges depends on the labels, so the error is
+      itself a (rare) label-dependent event: choose ``max_iter`` generously.
+      The budget is charged before training, also when the fit then fails.
     - ``"newton"`` and ``"fc"``: DP-Newton and DP-FC (Mehta et al. 2023),
       ``T = n_noisy_steps`` full-batch steps from 0 of all the binary problems
       at once, with Gaussian noise of std ``s * sensitivity / n`` on each
@@ -636,9 +638,10 @@ class DPLinearSVC(_BasePrivateERM):
     which run with ``epsilon / 2`` each (``epsilon / K`` under full DP). Both
     guarantees hold for the exact minimiser only: L-BFGS runs until the
     gradient norm is at most ``tol``, and
-    :class:`~sklearn_labeldp.exceptions.ConvergenceError` is raised (no model,
-    the budget already charged) when ``max_iter`` iterations do not get there,
-    itself a rare label-dependent event.
+    :class:`~sklearn_labeldp.exceptions.ReleaseError` is raised (no model,
+    the budget already charged; a fixed message that names ``tol`` and
+    ``max_iter`` only) when ``max_iter`` iterations do not get there, itself a
+    rare label-dependent event.
 
     ``data_norm="auto"`` (the default) is the 99th percentile of the row norms
     of the training ``X`` (about 1% of the rows clipped): free under label DP,

@@ -622,6 +622,12 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         stats = labels.release(
             noisy_least_squares_statistics,
             np.arange(labels.n_samples),
+            failure=(
+                f"{type(self).__name__}: computing the noisy sufficient statistics failed "
+                "after the budget was charged (e.g. out of memory, or a dask worker lost), "
+                "so no model is returned and the budget stays spent. The details are "
+                "withheld because they may depend on the labels."
+            ),
             Z=Z,
             n_classes=n_classes,
             privacy=self.privacy,

@@ -4,7 +4,10 @@ Objective and output perturbation (Chaudhuri, Monteleoni and Sarwate 2011) are
 private only for the exact minimiser: :func:`minimise` either returns a point
 whose gradient norm is at most ``tol`` or raises
 :class:`~sklearn_labeldp.exceptions.ConvergenceError`. ``max_iter`` and
-``tol`` of the estimators are this optimiser's and nothing else's.
+``tol`` of the estimators are this optimiser's and nothing else's. The
+estimators call it inside their release, whose seal turns that error into a
+:class:`~sklearn_labeldp.exceptions.ReleaseError` with a fixed message: whether
+and how the optimiser fails depends on the labels.
 """
 
 import math
@@ -76,7 +79,6 @@ def damped_newton(fun, loss, Z, reg, tol, max_iter):
     -------
     f : ndarray of shape (d,)
     n_iter : int
-    message : str
     """
     n, d = Z.shape
     # The Hessian only steers the steps (convergence is decided by the float64 gradient),
@@ -86,7 +88,7 @@ def damped_newton(fun, loss, Z, reg, tol, max_iter):
     value, grad, margins = fun(f, with_margins=True)
     for it in range(max_iter + 1):
         if np.linalg.norm(grad) <= tol:
-            return f, it, "Newton: ||grad|| <= tol"
+            return f, it
         if it == max_iter:
             break
         weights = loss.second_derivative(margins) / n
@@ -106,7 +108,7 @@ def damped_newton(fun, loss, Z, reg, tol, max_iter):
                 break
             t *= 0.5
         f, value, grad, margins = candidate, new_value, new_grad, new_margins
-    return f, max_iter, "Newton: max_iter reached"
+    return f, max_iter
 
 
 def minimise(loss, Z, signs, reg, linear, tol, max_iter):
@@ -139,7 +141,8 @@ def minimise(loss, Z, signs, reg, linear, tol, max_iter):
     Raises
     ------
     ConvergenceError
-        When ``max_iter`` iterations do not reach ``||grad|| <= tol``.
+        When ``max_iter`` iterations do not reach ``||grad|| <= tol``. Its
+        text names ``tol`` and ``max_iter`` only.
     """
     n, d = Z.shape
 
@@ -154,8 +157,8 @@ def minimise(loss, Z, signs, reg, linear, tol, max_iter):
         # One BLAS thread: on a shared small machine, threaded d x d products and
         # memory-bound matrix-vector products lose more to contention than they gain.
         with threadpool_limits(limits=1, user_api="blas"):
-            f, n_iter, message = damped_newton(fun, loss, Z, reg, tol, max_iter)
-        _check_converged(float(np.linalg.norm(fun(f)[1])), tol, max_iter, message)
+            f, n_iter = damped_newton(fun, loss, Z, reg, tol, max_iter)
+        _check_converged(float(np.linalg.norm(fun(f)[1])), tol, max_iter)
         return f, n_iter
 
     # L-BFGS-B's internal BLAS calls are on tiny arrays, where thread start-up costs
@@ -169,17 +172,19 @@ def minimise(loss, Z, signs, reg, linear, tol, max_iter):
             # The test is ||grad||_2 <= tol; L-BFGS-B's is on the max-norm.
             options={"maxiter": max_iter, "gtol": tol / math.sqrt(d), "ftol": 0.0, "maxcor": 20},
         )
-    _check_converged(float(np.linalg.norm(fun(result.x)[1])), tol, max_iter, result.message)
+    _check_converged(float(np.linalg.norm(fun(result.x)[1])), tol, max_iter)
     return result.x, int(result.nit)
 
 
-def _check_converged(grad_norm, tol, max_iter, message):
+def _check_converged(grad_norm, tol, max_iter):
+    # The text holds public parameters only. The final gradient norm and the
+    # optimiser's own message are functions of the labels (matching the norm
+    # against the two candidate values of one unknown label recovers it), and
+    # this runs inside the release anyway, whose seal replaces the exception.
     if not grad_norm <= tol:
         raise ConvergenceError(
             f"the minimiser was not found to the gradient-norm tolerance tol={tol:g} within "
-            f"max_iter={max_iter} iterations (final ||grad|| = {grad_norm:.3g}; optimiser: "
-            f"{message}). The privacy guarantee of objective and output "
+            f"max_iter={max_iter} iterations. The privacy guarantee of objective and output "
             "perturbation holds only for the exact minimiser, so no model is returned: "
             "increase max_iter (or C smaller / tol larger)."
         )
-

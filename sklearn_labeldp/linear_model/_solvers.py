@@ -17,7 +17,13 @@ Each solver is a small object with
   the guarantee for whole examples (``example_guarantee(setting, params)``);
 - ``train(codes, *, Z, setting, params, random_state)``: the private training,
   label codes first, called only through ``PrivateLabels.release``; returns
-  the coefficients of every binary problem on the mapped features ``Z``.
+  the coefficients of every binary problem on the mapped features ``Z``;
+- ``failure(estimator, setting)``: the fixed text of the
+  :class:`~sklearn_labeldp.exceptions.ReleaseError` the release raises when
+  ``train`` fails. It names public parameters only: the exception ``train``
+  raised (e.g. a :class:`~sklearn_labeldp.exceptions.ConvergenceError`) is
+  dropped by the release's seal, since its occurrence and text depend on the
+  labels.
 
 Solvers: objective and output perturbation (Chaudhuri, Monteleoni and Sarwate
 2011) through :func:`perturbed_erm`, DP-Newton and DP-FC (Mehta, Krichene,
@@ -116,7 +122,9 @@ def perturbed_erm(codes, *, Z, n_classes, loss, solver, params, tol, max_iter, r
         ``"objective"``, ``extra_regularization`` (``Delta``).
     tol : float
     max_iter : int
-        Of the exact minimiser; :class:`ConvergenceError` when not met.
+        Of the exact minimiser; :class:`~sklearn_labeldp.exceptions.ConvergenceError`
+        when not met (a :class:`~sklearn_labeldp.exceptions.ReleaseError` with
+        :meth:`_Perturbation.failure`'s text outside the release).
     random_state : numpy.random.Generator
 
     Returns
@@ -161,6 +169,15 @@ class _Solver:
         """``(epsilon, delta)`` for whole examples under ``privacy="full"``; ``None`` otherwise."""
         return None
 
+    def failure(self, estimator, setting):
+        """The fixed, label-free message of the error raised when :meth:`train` fails."""
+        return (
+            f"{estimator}(solver={self.kind!r}): the private training failed after the "
+            "budget was charged (e.g. a numerical error), so no model is returned and the "
+            "budget stays spent. Its details are withheld because they may depend on the "
+            "labels."
+        )
+
     def privacy_spend(self, setting, params):
         example = self.example_guarantee(setting, params)
         return PrivacySpend.leaf(
@@ -190,6 +207,19 @@ class _Perturbation(_Solver):
         # Calibrated for the substitution of a whole example (Chaudhuri et al. 2011),
         # of which a label change is a special case: the same epsilon for both.
         return (setting.epsilon, 0.0) if setting.privacy == "full" else None
+
+    def failure(self, estimator, setting):
+        # The optimiser's final gradient norm identified a missing label exactly
+        # (knowing all the others, the attacker computes it for each candidate
+        # value): only the public tol and max_iter are named.
+        return (
+            f"{estimator}(solver={self.kind!r}): objective and output perturbation are "
+            "private only for the exact minimiser, and the optimiser did not reach it "
+            f"(gradient norm <= tol={setting.tol:g}) within max_iter={setting.max_iter} "
+            "iterations, so no model is returned and the budget stays spent. Raise max_iter "
+            "or tol, or lower C. The optimiser's details (its final gradient norm, its "
+            "iterations) are withheld because they depend on the labels."
+        )
 
     def calibrate(self, setting):
         return perturbation_params(

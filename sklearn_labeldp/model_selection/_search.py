@@ -86,7 +86,8 @@ class PrivateGridSearchCV(
         only while ``T`` and the losing rounds stay hidden (given ``T = t``
         the transcript is ``t * eps0``-DP), so nothing the search returns,
         records or warns depends on ``T``: no round count, no losing score,
-        only the winner's warnings. ``publish_rounds=True`` releases every
+        only the winner's warnings (those it emitted outside its own release,
+        see below). ``publish_rounds=True`` releases every
         round for debugging and is charged ``T * eps0`` instead. Candidates
         must be pure DP (``delta = 0``): the bound is proven here for
         ``eps0``-DP rounds only, and other candidates are refused before
@@ -112,6 +113,18 @@ class PrivateGridSearchCV(
         base learner replaced by the best candidate refitted on all the
         privatised targets (free).
 
+    Warnings and errors. The candidate fits and the selections of
+    ``"holdout"`` and ``"random_stopping"`` run sealed, inside the search's
+    releases. Of their warnings only the selected candidate's are emitted, and
+    only those it raised outside its own release: label-free checks before its
+    charge and post-processing of its DP output (e.g. its base estimator, fitted
+    on noisy labels, not converging). Fits run in parallel (``n_jobs``) keep
+    only the label-free ones, as warnings of concurrent fits cannot be told
+    apart. A fit that fails after the charge raises a
+    :class:`~sklearn_labeldp.exceptions.ReleaseError` with a fixed message: its
+    own error could depend on the labels. ``"post_processing"`` cross-validates
+    on the privatised targets outside any release: all of it is post-processing.
+
     Parameters
     ----------
     estimator : label-DP classifier or Pipeline
@@ -122,7 +135,14 @@ class PrivateGridSearchCV(
         ``random_state`` on the estimator it returns.
     param_grid : dict or list of dicts
         As for :class:`~sklearn.model_selection.GridSearchCV`; it must not set
-        ``epsilon`` or ``accountant``.
+        ``epsilon``, ``accountant`` or ``random_state``. An empty dict ``{}``
+        (or ``[{}]``) is, as there, the grid of one candidate: ``estimator``
+        as given. The search then runs that candidate through its strategy:
+        useful with ``"post_processing"``, whose noisy debiased
+        cross-validated accuracy of it is free, wasteful otherwise
+        (``"holdout"`` trains it on half the rows, ``"random_stopping"`` at
+        ``epsilon / 3``): fit the estimator directly instead. An empty list,
+        which has no candidate, is refused before anything is charged.
     epsilon : float
         Total label-DP epsilon of the search, > 0 and finite.
     strategy : {"holdout", "random_stopping", "post_processing"}, default="holdout"
@@ -224,6 +244,28 @@ class PrivateGridSearchCV(
     ({'estimator__n_neighbors': 50}, 1.0)
     """
 
+    # What a fit returns, as an allowlist of attribute paths (fnmatch patterns over
+    # dotted paths), as the estimators declare it (BaseLabelDPClassifier):
+    # ``_dp_outputs`` are outputs of the search's private selection (the selected
+    # index, random stopping's noisy winning score, and with publish_rounds every
+    # round's noisy score); ``_derived_attributes`` are computed from DP outputs
+    # and public data only: the selected candidate's parameters and its label-DP
+    # fit, the results table (public parameters and part sizes, the selection
+    # indicator, and post-processing's scores from the privatised targets), the
+    # label set and the spend record.
+    _dp_outputs = ("best_index_", "best_score_", "rounds_")
+    _derived_attributes = (
+        "best_params_",
+        "best_estimator_",
+        "cv_results_",
+        "classes_",
+        "epsilon_",
+        "delta_",
+        "privacy_spend_",
+        "n_features_in_",
+        "feature_names_in_",
+    )
+
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict", "get_params", "set_params"])],
         "param_grid": [dict, list],
@@ -293,11 +335,17 @@ class PrivateGridSearchCV(
         """The candidate parameter dicts, checked against the estimator (public only)."""
         if not math.isfinite(self.epsilon):
             raise ValueError(f"epsilon must be finite and > 0; got {self.epsilon!r}.")
+        # {} and [{}] are scikit-learn's grid of one candidate (the estimator as
+        # given) and are searched as such; [] has no candidate at all.
+        no_candidate = (
+            "param_grid=[] has no candidate: give at least one dict of parameter lists "
+            "(an empty dict {} is the one candidate `estimator` as given)."
+        )
         if isinstance(self.param_grid, list) and not self.param_grid:
-            raise ValueError("param_grid is empty: give at least one candidate.")
+            raise ValueError(no_candidate)
         candidates = list(ParameterGrid(self.param_grid))  # raises on empty value lists
         if not candidates:
-            raise ValueError("param_grid is empty: give at least one candidate.")
+            raise ValueError(no_candidate)
         prefix = self._private_prefix()
         if self.strategy == "post_processing":
             self._check_post_processing(candidates)
@@ -374,14 +422,23 @@ class PrivateGridSearchCV(
         No label reaches a mechanism: the planning fit raises at the charge,
         which comes after every label-free check. A configuration error of any
         candidate therefore surfaces here, before the search charges anything.
+
+        Returns
+        -------
+        spends : list of PrivacySpend
+        warnings : list of list of (Warning, type)
+            What each planning fit warned, label-free since it comes before the
+            candidate's charge (e.g. that ``classes`` is inferred). They are
+            emitted for the selected candidate only, with the warnings its real
+            fit emitted outside its release.
         """
-        spends = []
+        spends, caught_warnings = [], []
         for params in candidates:
             candidate = self._configured(params, epsilon, PlanningAccountant(),
                                          np.random.default_rng(0))
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # the real fit warns once
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
                     candidate.fit(X, y)
             except ChargeReached as reached:
                 spend = reached.spend
@@ -396,7 +453,8 @@ class PrivateGridSearchCV(
                     f"epsilon={epsilon} the search gives it."
                 )
             spends.append(spend)
-        return spends
+            caught_warnings.append([(w.message, w.category) for w in caught])
+        return spends, caught_warnings
 
     def _returned(self, model):
         """``model`` as the search hands it back: the user's accountant and random_state."""

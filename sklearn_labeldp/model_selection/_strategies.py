@@ -5,12 +5,26 @@ charges the whole spend once, and only then reads labels, through
 :class:`~sklearn_labeldp._private_labels.PrivateLabels`: each candidate fit and
 each selection is one release whose per-example cost the holder checks
 against the charged total.
+
+What the user sees of the candidates (warnings). The candidate fits and the
+selection run inside the search's releases, sealed: nothing they emit reaches
+the user directly. Only the selected candidate's warnings are re-emitted, and
+only those it emitted outside its own release: a candidate is a label-DP fit
+whose label-reading part is its own release, so what it emits outside it is
+either a label-free check made before its charge or post-processing of its DP
+output (e.g. a base estimator fitted on its noisy labels that does not
+converge). The warnings raised inside a candidate's release, and every warning
+of the candidates not selected, are dropped: the first depend on the labels,
+the second on losing rounds whose number and outputs the selection's
+guarantee keeps secret (random stopping's ``T``).
 """
 
+import threading
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone
 from sklearn.model_selection import KFold
 from sklearn.utils import _safe_indexing
@@ -19,8 +33,31 @@ from .._base import seed_estimator
 from .._private_labels import PrivateLabels
 from ..accounting import BudgetAccountant, PrivacyBudget, PrivacySpend
 from ..exceptions import BudgetError
-from ..utils import derived_random_state
+from ..utils import SealedCall, derived_random_state
+from ..utils import _seal as _seal_module
 from ._exponential import exponential_mechanism
+
+# The fixed texts of the errors the search's releases raise when a computation on
+# the labels fails: the failure's own type and text may depend on the labels (and,
+# for random stopping, on the secret number of rounds), so they are withheld.
+_WITHHELD = (
+    "The details are withheld because they may depend on the labels, and the budget "
+    "stays spent: to find a configuration error, fit the candidates alone on public or "
+    "synthetic data."
+)
+FIT_FAILURE = (
+    "PrivateGridSearchCV(strategy={strategy!r}): a candidate fit failed after the "
+    "search's budget was charged. " + _WITHHELD
+)
+ROUNDS_FAILURE = (
+    "PrivateGridSearchCV(strategy='random_stopping'): a round (a candidate's fit or its "
+    "noisy validation score) failed after the search's budget was charged. " + _WITHHELD
+)
+SELECTION_FAILURE = (
+    "PrivateGridSearchCV(strategy={strategy!r}): the private selection among the fitted "
+    "candidates failed after the search's budget was charged (e.g. a candidate's "
+    "predict failed on the validation rows). " + _WITHHELD
+)
 
 
 class ChargeReached(Exception):
@@ -61,31 +98,98 @@ class PrepaidAccountant(BudgetAccountant):
             )
 
 
+def _seal_depth():
+    """How many seals are open in this process (0 outside every release)."""
+    with _seal_module._LOCK:
+        return _seal_module._STATE["depth"]
+
+
+@contextmanager
+def _public_warnings():
+    """Record the warnings this thread emits outside any release opened meanwhile.
+
+    Used inside the search's own release, around one candidate's fit. The
+    candidate's release opens a seal nested in the search's, which does not
+    reset the warning filters set here: its warnings would be recorded with
+    the others and handed out of the search's release. They are told apart by
+    the seal depth when they are emitted (deeper: inside the candidate's
+    release, dropped) and by the thread that emits them (another thread's
+    warning is not this candidate's).
+
+    Yields
+    ------
+    list of (Warning, type)
+        Filled as the warnings are emitted.
+    """
+    caught, thread, depth = [], threading.get_ident(), _seal_depth()
+
+    def record(message, category, filename, lineno, file=None, line=None):
+        if threading.get_ident() == thread and _seal_depth() == depth:
+            caught.append((message, category))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = record
+        yield caught
+
+
 def _fit_candidate(estimator, X, y, record_warnings=False):
-    """Fit one candidate; optionally return its warnings instead of emitting them."""
+    """Fit one candidate; optionally return its public warnings (:func:`_public_warnings`)."""
     if not record_warnings:
         return estimator.fit(X, y), []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with _public_warnings() as caught:
         estimator.fit(X, y)
-    return estimator, [(w.message, w.category) for w in caught]
+    return estimator, caught
 
 
-def _fit_on_parts(y, *, configured, X, parts, n_jobs):
+def _fit_on_parts(y, *, configured, X, parts, n_jobs, task_failure):
     """Fit candidate ``i`` on the rows of ``parts[i]``; ``y`` holds their labels in order.
 
     A mechanism in the sense of :class:`PrivateLabels`: it reads the labels of
     the concatenated parts and nothing else.
     """
     labels = np.split(y, np.cumsum([part.size for part in parts])[:-1])
-    return _fit_all(configured, [_safe_indexing(X, part) for part in parts], labels, n_jobs)
+    return _fit_all(configured, [_safe_indexing(X, part) for part in parts], labels, n_jobs,
+                    failure=task_failure)
 
 
-def _fit_all(configured, Xs, ys, n_jobs, record_warnings=False):
+def _fit_all(configured, Xs, ys, n_jobs, *, failure):
+    """Fit every candidate, in this thread or in joblib's workers, each sealed.
+
+    In this thread (one job) each fit's public warnings are recorded
+    (:func:`_public_warnings`). Fits that run concurrently are not recorded:
+    warning filters are process state, shared by concurrent fits in one
+    process, so a warning could not be told to belong to one candidate;
+    their warnings are dropped, and the selected candidate's label-free ones
+    come from its planning fit instead. A task sent to a worker runs sealed
+    there (:class:`~sklearn_labeldp.utils.SealedCall`): a worker has its own
+    file descriptors, filters and loggers, which the search's seal does not
+    reach, and a losing candidate's output must not reach the user from there.
+    """
+    work = list(zip(configured, Xs, ys, strict=True))
+    if effective_n_jobs(n_jobs) == 1:
+        return [_fit_candidate(estimator, X_part, y_part, True)
+                for estimator, X_part, y_part in work]
+    task = SealedCall(_fit_candidate, failure=failure)
     return Parallel(n_jobs=n_jobs)(
-        delayed(_fit_candidate)(estimator, X_part, y_part, record_warnings)
-        for estimator, X_part, y_part in zip(configured, Xs, ys, strict=True)
+        delayed(task)(estimator, X_part, y_part) for estimator, X_part, y_part in work
     )
+
+
+def emit_selected_warnings(planning, fitted, stacklevel):
+    """Emit the selected candidate's warnings: its planning fit's, then its fit's.
+
+    ``planning`` are label-free (the planning fit stops at its charge, before
+    any label is read); ``fitted`` are what the candidate's real fit emitted
+    outside its release (:func:`_public_warnings`). A warning both emitted is
+    emitted once.
+    """
+    seen = set()
+    for message, category in [*planning, *fitted]:
+        key = (category, str(message))
+        if key not in seen:
+            seen.add(key)
+            warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
 def _mistakes(model, X, y):
@@ -115,10 +219,12 @@ def fit_holdout(search, X, y, candidates, rng):
         )
     split_rng, select_rng, candidate_rng = rng.spawn(3)
     parts = np.array_split(split_rng.permutation(n), m + 1)
-    planned = [
-        search._plan_candidates([params], search.epsilon, _safe_indexing(X, part), y[part])[0]
-        for params, part in zip(candidates, parts, strict=False)
-    ]
+    planned, planning_warnings = [], []
+    for params, part in zip(candidates, parts, strict=False):
+        spends, caught = search._plan_candidates([params], search.epsilon,
+                                                 _safe_indexing(X, part), y[part])
+        planned.append(spends[0])
+        planning_warnings.append(caught[0])
     spend = PrivacySpend.compose(
         "PrivateGridSearchCV(holdout)",
         [
@@ -135,15 +241,21 @@ def fit_holdout(search, X, y, candidates, rng):
         search._configured(params, search.epsilon, PrepaidAccountant(plan), child)
         for params, plan, child in zip(candidates, planned, candidate_rng.spawn(m), strict=True)
     ]
+    fit_failure = FIT_FAILURE.format(strategy="holdout")
     fitted = labels.release(
         _fit_on_parts, np.concatenate(parts[:m]), privacy_cost=spend.epsilon,
-        configured=configured, X=X, parts=parts[:m], n_jobs=search.n_jobs,
+        failure=fit_failure, configured=configured, X=X, parts=parts[:m],
+        n_jobs=search.n_jobs, task_failure=fit_failure,
     )
     models = [model for model, _ in fitted]
     best = labels.release(
         _select_by_exponential_mechanism, parts[m], privacy_cost=search.epsilon,
+        failure=SELECTION_FAILURE.format(strategy="holdout"),
         models=models, X=_safe_indexing(X, parts[m]), epsilon=search.epsilon, rng=select_rng,
     )
+    # The selected model's public warnings only (module docstring); every candidate
+    # was fitted, but only the selection's output is released.
+    emit_selected_warnings(planning_warnings[best], fitted[best][1], stacklevel=4)
     results = {
         "n_train_samples": np.array([part.size for part in parts[:m]]),
         "selected": np.arange(m) == best,
@@ -151,19 +263,27 @@ def fit_holdout(search, X, y, candidates, rng):
     return results, best, models[best], spend, {}
 
 
-def _run_rounds(y, *, configured, X, train, val, epsilon, rng, n_jobs):
-    """Random stopping's rounds: fits on the training rows, noisy scores on the others.
+def _run_rounds(y, *, configured, X, train, val, epsilon, rng, n_jobs, task_failure,
+                publish):
+    """Random stopping's rounds and their selection: the 3 * eps0-DP algorithm.
 
+    Every round fits its candidate on the training rows and scores it on the
+    others with a Laplace-noised mistake count; the round of the highest
+    noisy score wins. Only the winner leaves (its round, model, public
+    warnings and noisy score), and every round only with ``publish``: the
+    losing rounds and their number are what the theorem keeps secret.
     ``y`` holds the labels of ``train`` followed by those of ``val``.
     """
     X_train, y_train = _safe_indexing(X, train), y[: train.size]
     rounds = len(configured)
     fitted = _fit_all(configured, [X_train] * rounds, [y_train] * rounds, n_jobs,
-                      record_warnings=True)
+                      failure=task_failure)
     models = [model for model, _ in fitted]
     noisy = _noisy_accuracies(y[train.size:], models=models, X=_safe_indexing(X, val),
                               epsilon=epsilon, rng=rng)
-    return fitted, noisy
+    winner = int(np.argmax(noisy))
+    return {"round": winner, "model": models[winner], "warnings": fitted[winner][1],
+            "score": float(noisy[winner]), "scores": noisy if publish else None}
 
 
 def fit_random_stopping(search, X, y, candidates, rng):
@@ -180,7 +300,8 @@ def fit_random_stopping(search, X, y, candidates, rng):
     split_rng, plan_rng, noise_rng, candidate_rng = rng.spawn(4)
     perm = split_rng.permutation(n)
     val, train = perm[:n_val], perm[n_val:]
-    planned = search._plan_candidates(candidates, eps0, _safe_indexing(X, train), y[train])
+    planned, planning_warnings = search._plan_candidates(
+        candidates, eps0, _safe_indexing(X, train), y[train])
     spending_delta = [c for c, p in zip(candidates, planned, strict=True) if p.delta > 0]
     if spending_delta:
         raise ValueError(
@@ -221,22 +342,23 @@ def fit_random_stopping(search, X, y, candidates, rng):
         search._configured(candidates[c], eps0, PrepaidAccountant(planned[c]), child)
         for c, child in zip(drawn, candidate_rng.spawn(n_rounds), strict=True)
     ]
-    # One release: the whole loop is the 3 * eps0-DP algorithm of the theorem.
-    fitted, noisy = labels.release(
+    # One release: the whole loop and the selection are the 3 * eps0-DP algorithm of
+    # the theorem, and what leaves it is the winning round only.
+    won = labels.release(
         _run_rounds, np.concatenate([train, val]), privacy_cost=spend.epsilon,
+        failure=ROUNDS_FAILURE,
         configured=configured, X=X, train=train, val=val, epsilon=eps0, rng=noise_rng,
-        n_jobs=search.n_jobs,
+        n_jobs=search.n_jobs, task_failure=FIT_FAILURE.format(strategy="random_stopping"),
+        publish=search.publish_rounds,
     )
-    winner = int(np.argmax(noisy))
-    best = int(drawn[winner])
-    # The winner's warnings are part of its (covered) output; the losers' are not
-    # released, and neither is their number.
-    for message, category in fitted[winner][1]:
-        warnings.warn(message, category, stacklevel=4)
-    extra = {"best_score_": float(noisy[winner])}
+    best = int(drawn[won["round"]])
+    # The winner's public warnings (module docstring); the losers' are not released,
+    # and neither is their number.
+    emit_selected_warnings(planning_warnings[best], won["warnings"], stacklevel=4)
+    extra = {"best_score_": won["score"]}
     if search.publish_rounds:
-        extra["rounds_"] = {"candidate": drawn, "score": noisy}
-    return {"selected": np.arange(m) == best}, best, fitted[winner][0], spend, extra
+        extra["rounds_"] = {"candidate": drawn, "score": won["scores"]}
+    return {"selected": np.arange(m) == best}, best, won["model"], spend, extra
 
 
 def _agreement(reuse, base, X, train, test):
@@ -247,6 +369,10 @@ def fit_post_processing(search, X, y, candidates, rng):
     """Privatise once, then cross-validate every base learner on the privatised targets."""
     template_rng, cv_rng, base_rng = rng.spawn(3)
     prefix = search._private_prefix()
+    # Every candidate's base learner gets its label-free trial fit before the one
+    # charge (the template's fit): a candidate that cannot fit must cost nothing.
+    # Their warnings are dropped: the template's fit, which follows, emits its own.
+    search._plan_candidates(candidates, search.epsilon, X, y)
     template = clone(search.estimator).set_params(
         **{prefix + "epsilon": search.epsilon, prefix + "accountant": search._accountant(),
            prefix + "random_state": template_rng}
@@ -260,7 +386,9 @@ def fit_post_processing(search, X, y, candidates, rng):
         "sequential",
         n_candidates=len(candidates),
     )
-    # Everything below reads only the privatised targets.
+    # Everything below reads only the privatised targets and public data: every
+    # candidate's cross-validation is post-processing of the one release, so its
+    # warnings, losers' included, and its scores (cv_results_) may reach the user.
     reuse = template.reusable_targets()
     folds = list(
         KFold(search.cv, shuffle=True, random_state=derived_random_state(cv_rng)).split(X)

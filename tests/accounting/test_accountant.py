@@ -263,8 +263,34 @@ def test_pickle_of_a_discarded_in_memory_ledger_refuses():
     orphan = pickle.loads(data)
     assert repr(orphan) == "BudgetAccountant(epsilon=2.0, delta=0.0)"
     for call in (orphan.total, orphan.remaining, lambda: orphan.spends, lambda: orphan.spend(0.1)):
-        with pytest.raises(RuntimeError, match="path="):
+        with pytest.raises(RuntimeError, match=r"path='ledger\.sqlite'.*client=client"):
             call()
+
+
+def _spend_there(accountant):
+    try:
+        accountant.spend(0.1)
+    except RuntimeError as exc:
+        return str(exc)
+    return None
+
+
+def test_in_memory_ledger_copied_into_another_process_names_both_shared_ledgers():
+    # A copy in a worker process (joblib, multiprocessing, or a Dask worker: all pickle
+    # it) must say how to share a budget there: an SQLite file for the processes of one
+    # machine, or a ledger in a Dask scheduler for a cluster. Up to fcde750 the text
+    # named path= only.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    acc = BudgetAccountant(epsilon=1.0)
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        message = pool.submit(_spend_there, acc).result()
+    assert message is not None
+    assert "copied (pickled) into process" in message
+    assert "BudgetAccountant(epsilon, delta, path='ledger.sqlite')" in message
+    assert "BudgetAccountant(epsilon, delta, client=client)" in message
+    assert acc.spends == []
 
 
 def test_total_zcdp():

@@ -466,3 +466,37 @@ def test_warm_start_falls_back_to_cold_when_the_label_set_changes():
         warned += any("fitted from scratch" in str(w.message) for w in caught)
         assert len(clf.estimators_) == 3
     assert warned > 0
+
+
+def test_every_fitted_attribute_is_declared_with_a_cluster_prior():
+    import fnmatch
+
+    from sklearn_labeldp.priors import ClusterPrior
+
+    X, y = make_circle_gaussians(400, 3, sigma=0.3, random_state=0)
+    clf = RRWithPriorClassifier(KNeighborsClassifier(5), epsilon=2.0, classes=range(3),
+                                n_stages=2, prior=ClusterPrior(n_clusters=4, epsilon=0.5),
+                                random_state=0).fit(X, y)
+    fitted = [name for name in vars(clf) if name.endswith("_") and not name.startswith("_")]
+    declared = (*clf._dp_outputs, *clf._derived_attributes)
+    assert "clusterer_" in fitted  # k-means on the public features: derived
+    assert [n for n in fitted if not any(fnmatch.fnmatchcase(n, p) for p in declared)] == []
+
+
+def test_a_failing_stage_raises_the_fixed_release_error(monkeypatch):
+    import sklearn_labeldp.classifiers._rr_with_prior as module
+    from sklearn_labeldp.accounting import BudgetAccountant
+    from sklearn_labeldp.exceptions import ReleaseError
+
+    def failing(codes, **kwargs):
+        raise ValueError(f"label counts {np.bincount(codes).tolist()}")  # label-dependent
+
+    monkeypatch.setattr(module, "rr_with_prior", failing)
+    X, y = make_circle_gaussians(200, 3, sigma=0.3, random_state=0)
+    acc = BudgetAccountant()
+    clf = RRWithPriorClassifier(KNeighborsClassifier(5), classes=range(3), accountant=acc)
+    with pytest.raises(ReleaseError) as info:
+        clf.fit(X, y)
+    assert str(info.value).startswith("RRWithPriorClassifier: RRWithPrior failed on stage 1 of 1")
+    assert "label counts" not in str(info.value) and info.value.__context__ is None
+    assert acc.total().epsilon == 1.0 and not hasattr(clf, "estimator_")

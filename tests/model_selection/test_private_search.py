@@ -1,6 +1,8 @@
 """PrivateGridSearchCV and the exponential mechanism."""
 
+import fnmatch
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from sklearn.preprocessing import StandardScaler
 
 import sklearn_labeldp._base as base_module
 import sklearn_labeldp.model_selection._strategies as strategies
+from sklearn_labeldp._base import BaseLabelDPClassifier
 from sklearn_labeldp.accounting import BudgetAccountant, BudgetError, PrivacySpend
 from sklearn_labeldp.classifiers import (
     ALIBIClassifier,
@@ -21,6 +24,7 @@ from sklearn_labeldp.classifiers import (
     VectorApproxClassifier,
 )
 from sklearn_labeldp.datasets import make_circle_gaussians
+from sklearn_labeldp.mechanisms import randomized_response
 from sklearn_labeldp.model_selection import (
     PrivateGridSearchCV,
     exponential_mechanism,
@@ -154,7 +158,8 @@ def test_random_stopping_number_of_rounds_is_geometric(data, monkeypatch):
     monkeypatch.setattr(PrivateGridSearchCV, "_returned", lambda self, model: model)
     monkeypatch.setattr(
         PrivateGridSearchCV, "_plan_candidates",
-        lambda self, candidates, eps, X, y: [PrivacySpend.leaf("stub", eps)] * len(candidates),
+        lambda self, candidates, eps, X, y: ([PrivacySpend.leaf("stub", eps)] * len(candidates),
+                                             [[]] * len(candidates)),
     )
     search = PrivateGridSearchCV(
         rr(), {"estimator__n_neighbors": [1, 5, 10, 25]}, epsilon=1.0,
@@ -428,3 +433,152 @@ def test_search_returns_the_users_random_state_and_accountant(data):
                  if key.endswith("random_state")]
         assert seeds == [None]
     assert len(acc.spends) == len(STRATEGIES)
+
+
+# ---------------------------------------------------------------- what reaches the user
+class _Announcing(BaseLabelDPClassifier):
+    """A label-DP candidate that warns inside its release and after it.
+
+    Randomized response on the labels (its release, which also warns, as a
+    mechanism whose warnings depend on the labels would), then a warning from
+    its post-processing, as a base estimator fitted on the noisy labels might.
+    ``tag=1`` predicts from the public feature that carries the label, ``tag=0``
+    always class 0, so the selection has a clear winner.
+    """
+
+    _dp_outputs = ("privatized_labels_",)
+    _parameter_constraints = {**BaseLabelDPClassifier._parameter_constraints,
+                              "tag": [int]}
+
+    def __init__(self, tag=0, *, epsilon=1.0, classes=(0, 1), random_state=None,
+                 accountant=None):
+        self.tag = tag
+        self.epsilon = epsilon
+        self.classes = classes
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def _plan_fit(self, X, classes, rng):
+        return PrivacySpend.leaf("randomized response", self.epsilon), {}
+
+    def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
+        def mechanism(codes, **kwargs):
+            warnings.warn(f"inside the release of candidate {self.tag}", UserWarning,
+                          stacklevel=2)
+            return randomized_response(codes, **kwargs)
+
+        noisy = labels.release(mechanism, np.arange(labels.n_samples), epsilon=self.epsilon,
+                               n_classes=labels.n_classes, random_state=mechanism_rng)
+        warnings.warn(f"post-processing of candidate {self.tag}", UserWarning, stacklevel=2)
+        return {"privatized_labels_": noisy}
+
+    def predict(self, X):
+        return self.classes_.take((np.asarray(X)[:, 0] > 0).astype(int) * self.tag)
+
+
+def _announced(search, X, y):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(X, y)
+    return [str(w.message) for w in caught if "candidate" in str(w.message)]
+
+
+@pytest.mark.parametrize("strategy", ["holdout", "random_stopping"])
+def test_only_the_selected_candidates_public_warnings_reach_the_user(strategy):
+    # Up to fcde750, random stopping re-emitted the winner's warnings from inside its
+    # own release too (the candidate's seal, nested in the search's, kept the
+    # recording filter), and holdout dropped the winner's post-processing warning.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 2))
+    y = (X[:, 0] > 0).astype(int)
+    for seed in range(3):
+        search = PrivateGridSearchCV(
+            _Announcing(), {"tag": [0, 1]}, epsilon=2.0, strategy=strategy,
+            stopping_probability=0.3, random_state=seed, accountant=BudgetAccountant(),
+        )
+        announced = _announced(search, X, y)
+        # One warning, the selected candidate's post-processing; never one from inside
+        # a release, never a losing candidate's, never one per round (T is secret).
+        assert announced == [f"post-processing of candidate {search.best_params_['tag']}"]
+
+
+def test_parallel_rounds_keep_only_label_free_warnings():
+    # Concurrent fits cannot be told apart in the process-wide warning state, so their
+    # warnings are dropped; the selected candidate's label-free ones (its planning fit,
+    # before its charge) are still emitted.
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(600, 2))
+    y = (X[:, 0] > 0).astype(int)
+    search = PrivateGridSearchCV(_Announcing(classes=None), {"tag": [0, 1]}, epsilon=2.0,
+                                 random_state=0, n_jobs=2, accountant=BudgetAccountant())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(X, y)
+    messages = [str(w.message) for w in caught]
+    assert not [m for m in messages if "candidate" in m]
+    assert sum("`classes` is None" in m for m in messages) == 1
+
+
+@pytest.mark.parametrize("grid", [{}, [{}]], ids=["dict", "list"])
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_empty_grid_is_the_one_candidate_grid(data, grid, strategy):
+    # scikit-learn's ParameterGrid({}) has one candidate, the estimator as given.
+    X, y = data[0][:600], data[1][:600]
+    acc = BudgetAccountant()
+    search = PrivateGridSearchCV(rr(), grid, epsilon=1.0, strategy=strategy, random_state=0,
+                                 accountant=acc, cv=3).fit(X, y)
+    assert search.best_params_ == {} and search.best_index_ == 0
+    assert search.cv_results_["params"] == [{}]
+    assert acc.total().epsilon == pytest.approx(1.0)
+    assert search.best_estimator_.get_params()["estimator"].n_neighbors == 5
+
+
+def test_empty_list_grid_costs_nothing(data):
+    acc = BudgetAccountant()
+    search = PrivateGridSearchCV(rr(), [], epsilon=1.0, accountant=acc)
+    with pytest.raises(ValueError, match=r"param_grid=\[\] has no candidate.*empty dict"):
+        search.fit(*data)
+    assert acc.spends == []
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("publish_rounds", [False, True])
+def test_every_fitted_attribute_is_declared(data, strategy, publish_rounds):
+    if publish_rounds and strategy != "random_stopping":
+        pytest.skip("publish_rounds is random stopping's")
+    X, y = data[0][:600], data[1][:600]
+    search = PrivateGridSearchCV(rr(), GRID, epsilon=1.0, strategy=strategy, cv=3,
+                                 publish_rounds=publish_rounds, random_state=0,
+                                 accountant=BudgetAccountant()).fit(X, y)
+    fitted = [name for name in vars(search) if name.endswith("_") and not name.startswith("_")]
+    declared = (*PrivateGridSearchCV._dp_outputs, *PrivateGridSearchCV._derived_attributes)
+    assert "best_estimator_" in fitted and "cv_results_" in fitted
+    assert [n for n in fitted if not any(fnmatch.fnmatchcase(n, p) for p in declared)] == []
+    assert set(PrivateGridSearchCV._dp_outputs).isdisjoint(
+        PrivateGridSearchCV._derived_attributes)
+
+
+class _FailsToPredict(_Announcing):
+    def predict(self, X):
+        raise ValueError(f"predict failed on {len(X)} rows")
+
+
+@pytest.mark.parametrize(
+    ("strategy", "expected"),
+    [("holdout", strategies.SELECTION_FAILURE.format(strategy="holdout")),
+     ("random_stopping", strategies.ROUNDS_FAILURE)],
+)
+def test_a_failure_inside_the_search_raises_its_fixed_text(strategy, expected):
+    from sklearn_labeldp.exceptions import ReleaseError
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 2))
+    y = (X[:, 0] > 0).astype(int)
+    acc = BudgetAccountant()
+    search = PrivateGridSearchCV(_FailsToPredict(), {"tag": [0, 1]}, epsilon=1.0,
+                                 strategy=strategy, random_state=0, accountant=acc)
+    with pytest.raises(ReleaseError) as info:
+        search.fit(X, y)
+    # The same text whatever failed and however many rounds ran; nothing chained.
+    assert str(info.value) == expected and info.value.__context__ is None
+    assert acc.total().epsilon == pytest.approx(1.0)
