@@ -34,7 +34,6 @@ from .._private_labels import PrivateLabels
 from ..accounting import BudgetAccountant, PrivacyBudget, PrivacySpend
 from ..exceptions import BudgetError
 from ..utils import SealedCall, derived_random_state
-from ..utils import _seal as _seal_module
 from ._exponential import exponential_mechanism
 
 # The fixed texts of the errors the search's releases raise when a computation on
@@ -98,33 +97,25 @@ class PrepaidAccountant(BudgetAccountant):
             )
 
 
-def _seal_depth():
-    """How many seals are open in this process (0 outside every release)."""
-    with _seal_module._LOCK:
-        return _seal_module._STATE["depth"]
-
-
 @contextmanager
 def _public_warnings():
     """Record the warnings this thread emits outside any release opened meanwhile.
 
     Used inside the search's own release, around one candidate's fit. The
-    candidate's release opens a seal nested in the search's, which does not
-    reset the warning filters set here: its warnings would be recorded with
-    the others and handed out of the search's release. They are told apart by
-    the seal depth when they are emitted (deeper: inside the candidate's
-    release, dropped) and by the thread that emits them (another thread's
-    warning is not this candidate's).
+    candidate's release opens a seal nested in the search's, which sets its
+    own "ignore" filter over the one set here: what the candidate emits while
+    it reads labels never reaches this recorder. A warning of another thread
+    is not this candidate's and is not recorded either.
 
     Yields
     ------
     list of (Warning, type)
         Filled as the warnings are emitted.
     """
-    caught, thread, depth = [], threading.get_ident(), _seal_depth()
+    caught, thread = [], threading.get_ident()
 
     def record(message, category, filename, lineno, file=None, line=None):
-        if threading.get_ident() == thread and _seal_depth() == depth:
+        if threading.get_ident() == thread:
             caught.append((message, category))
 
     with warnings.catch_warnings():

@@ -26,7 +26,9 @@ warning filters and loggers of their own.
 
 The seal is process-wide while any thread is inside it (file descriptors and
 warning filters are process state): output of other threads is silenced
-meanwhile, never let through.
+meanwhile, never let through. A worker process started inside a seal (e.g. the
+first ``Parallel(n_jobs=2)`` of a session, inside a release) inherits
+``os.devnull`` as its stdout and stderr for as long as joblib keeps it.
 """
 
 import ctypes
@@ -88,13 +90,21 @@ def _enter():
         if saved_stderr is not None
         else state["stderr"]
     )
-    sys.stdout = sys.stderr = devnull
+    state["logging"] = logging.root.manager.disable
+    # Process-wide until the last seal in any thread is left; every level also
+    # sets its own filter (see _sealed_channels).
     state["warnings"] = warnings.catch_warnings()
     state["warnings"].__enter__()
     warnings.simplefilter("ignore")
-    state["logging"] = logging.root.manager.disable
-    logging.disable(logging.CRITICAL)
+    _close_process_channels(devnull)
     return state
+
+
+def _close_process_channels(devnull):
+    """Point Python's streams at ``devnull`` and disable logging (again, when nested:
+    code between two seals may have reopened them)."""
+    sys.stdout = sys.stderr = devnull
+    logging.disable(logging.CRITICAL)
 
 
 def _exit(state):
@@ -113,12 +123,23 @@ def _exit(state):
 
 @contextmanager
 def _sealed_channels():
+    """Seal the process's channels; only the outermost seal restores them.
+
+    File descriptors, Python's streams and logging are process state: they are
+    restored when the last seal, in any thread, is left. Warning filters are
+    set at every level, nested ones included, since code between two seals (a
+    search recording its candidates' public warnings) may have reset them.
+    """
     with _LOCK:
         if _STATE["depth"] == 0:
             _STATE["outer"] = _enter()
+        else:
+            _close_process_channels(_STATE["outer"]["devnull"])
         _STATE["depth"] += 1
     try:
-        yield
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
     finally:
         with _LOCK:
             _STATE["depth"] -= 1

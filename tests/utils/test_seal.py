@@ -148,9 +148,12 @@ def test_sealed_call_seals_inside_loky_workers():
         assert view["stdout"] == os.devnull
         assert view["warnings"] == "ignore"
         assert view["logging"] >= logging.CRITICAL
-    # The control: the same task without the wrapper runs with the worker's own channels.
+    # The control: the same task without the wrapper runs with the worker's own
+    # warning filters and logging (its file descriptors are the ones it inherited,
+    # /dev/null when an earlier seal in this process started the worker).
     plain = Parallel(n_jobs=2, backend="loky")(delayed(_where_do_channels_go)() for _ in range(2))
-    assert all(view["fd2"] != os.devnull for view in plain)
+    assert all(view["warnings"] != "ignore" for view in plain)
+    assert all(view["logging"] < logging.CRITICAL for view in plain)
 
 
 def test_sealed_call_turns_a_worker_failure_into_the_fixed_error():
@@ -198,3 +201,24 @@ def test_release_failure_carries_the_site_message_and_still_counts():
         labels.release(_failing_mechanism, [0], failure="the stage failed.")
     # The failed release read the label: it is spent.
     np.testing.assert_array_equal(labels.spent, [1.0, 0.0, 0.0])
+
+
+def test_a_nested_seal_closes_what_code_between_the_seals_reopened(capfd, caplog):
+    caplog.set_level(logging.DEBUG)
+
+    def inner():
+        warnings.warn("label-dependent inner", UserWarning, stacklevel=1)
+        print("label-dependent inner print")
+        logging.getLogger("sklearn_labeldp.test").error("label-dependent inner log")
+
+    def outer():
+        # e.g. a search recording its candidates' public warnings inside its release
+        with warnings.catch_warnings(record=True) as recorded:
+            warnings.simplefilter("always")
+            logging.disable(logging.NOTSET)
+            sealed(inner)
+        return recorded
+
+    assert sealed(outer) == []
+    out, err = capfd.readouterr()
+    assert "label-dependent" not in out + err + caplog.text
