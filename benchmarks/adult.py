@@ -98,6 +98,7 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_labeldp.datasets._adult import ADULT_NUMERIC
 from sklearn_labeldp.datasets._adult import load_adult as _load_adult
+from sklearn_labeldp.exceptions import ReleaseError
 from sklearn_labeldp.linear_model import (
     DPLeastSquaresClassifier,
     DPLinearSVC,
@@ -196,7 +197,7 @@ def evaluate(name, eps, C, seeds, X_train, y_train, X_test, y_test):
         start = time.perf_counter()
         try:
             est.fit(X_train, y_train)
-        except ValueError as exc:  # e.g. ConvergenceError: no model, say so
+        except (ValueError, ReleaseError) as exc:  # e.g. no exact minimiser: no model, say so
             print(f"  {name} eps={eps:g} seed={seed}: {type(exc).__name__}: {exc}")
             return math.nan, math.nan, math.nan
         times.append(time.perf_counter() - start)

@@ -29,6 +29,9 @@ class ConvergenceError(ValueError):
 
     Objective and output perturbation are private only for the exact
     minimiser; an inexact one voids the guarantee, so the fit is refused.
+    The optimiser runs inside the sealed release, so a fit reports this
+    failure as a :class:`ReleaseError` with a fixed message: this error's own
+    text (the final gradient norm) depends on the labels and stays inside.
     """
 
 

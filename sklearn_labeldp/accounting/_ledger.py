@@ -33,8 +33,9 @@ _USE_PATH = (
     "Spends made there could never reach the original ledger, so this accountant "
     "refuses to record or report anything. To share a budget across processes "
     "(joblib n_jobs > 1, multiprocessing, a saved model loaded elsewhere), create the "
-    "accountant with a persistent ledger: BudgetAccountant(epsilon, delta, "
-    "path='ledger.sqlite')."
+    "accountant with a persistent ledger, BudgetAccountant(epsilon, delta, "
+    "path='ledger.sqlite'), or, on a Dask cluster, with the ledger kept by the scheduler: "
+    "BudgetAccountant(epsilon, delta, client=client)."
 )
 
 
