@@ -14,7 +14,7 @@ from .._target_adapters import (
     predict_bit_scores,
 )
 from ..accounting import PrivacySpend
-from ..mechanisms import debias_rappor, rappor, rappor_distribution
+from ..mechanisms import debias_rappor, rappor, rappor_probabilities
 
 __all__ = ["VectorApproxClassifier"]
 
@@ -130,11 +130,11 @@ class VectorApproxClassifier(BaseLabelDPMetaClassifier):
             random_state=mechanism_rng,
         )
         model = fit_bit_targets(self._new_estimator(estimator_rng), X, bits, fit_params)
-        half = np.exp(self.epsilon / 2.0)
+        p_true, p_other = rappor_probabilities(self.epsilon)
         return {
             "estimator_": model,
             "privatized_bits_": bits,
-            "mechanism_params_": {"p_true": half / (1.0 + half), "p_other": 1.0 / (1.0 + half)},
+            "mechanism_params_": {"p_true": p_true, "p_other": p_other},
         }
 
     # ------------------------------------------ reuse by a post-processing search
@@ -158,9 +158,8 @@ class VectorApproxClassifier(BaseLabelDPMetaClassifier):
             when it is wrong.
         """
         check_is_fitted(self)
-        law = rappor_distribution(epsilon=self.epsilon, n_classes=2)
-        return ReusableTargets(self.privatized_bits_, float(law[0, 0]), float(law[0, 1]),
-                               "bits")
+        q_plus, q_minus = rappor_probabilities(self.epsilon)
+        return ReusableTargets(self.privatized_bits_, q_plus, q_minus, "bits")
 
     def with_final_estimator(self, model):
         """A copy of this fitted classifier whose final model is ``model``.

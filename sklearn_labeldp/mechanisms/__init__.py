@@ -28,7 +28,7 @@ from ._pate import (
     lnmax_spend,
 )
 from ._randomized_response import randomized_response, randomized_response_distribution
-from ._rappor import debias_rappor, rappor, rappor_distribution
+from ._rappor import debias_rappor, rappor, rappor_distribution, rappor_probabilities
 from ._rr_with_prior import (
     optimal_top_k,
     rr_top_k,
@@ -63,6 +63,7 @@ __all__ = [
     "randomized_response_distribution",
     "rappor",
     "rappor_distribution",
+    "rappor_probabilities",
     "rr_top_k",
     "rr_top_k_distribution",
     "rr_with_prior",

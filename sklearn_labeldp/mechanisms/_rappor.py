@@ -17,10 +17,34 @@ __all__ = ["debias_rappor", "rappor", "rappor_distribution"]
 _MAX_CHUNK_TRIALS = 1 << 40
 
 
-def _rappor_probabilities(epsilon):
-    """``(q+, q-)`` written with ``e^(-eps/2)`` so that they never overflow."""
+def rappor_probabilities(epsilon):
+    """The law of one RAPPOR bit: ``(q+, q-)``, the probabilities that it is 1.
+
+    ``q+ = e^(eps/2) / (1 + e^(eps/2))`` for the bit of the true label and
+    ``q- = 1 / (1 + e^(eps/2))`` for every other bit (Erlingsson et al.
+    2014), written with ``e^(-eps/2)`` so that they never overflow: every
+    function of the library that needs them calls this one.
+
+    Parameters
+    ----------
+    epsilon : float
+        Label-DP epsilon of the bit vector (each bit flips with ``eps / 2``).
+
+    Returns
+    -------
+    q_plus, q_minus : float
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import rappor_probabilities
+    >>> [round(q, 4) for q in rappor_probabilities(2.0)]
+    [0.7311, 0.2689]
+    >>> rappor_probabilities(2000.0)
+    (1.0, 0.0)
+    """
+    epsilon = check_epsilon(epsilon)
     t = np.exp(-epsilon / 2.0)
-    return 1.0 / (1.0 + t), t / (1.0 + t)
+    return float(1.0 / (1.0 + t)), float(t / (1.0 + t))
 
 
 def _bernoulli_positions(rng, size, p):
@@ -66,7 +90,7 @@ def _draw_chunks(y, n_classes, epsilon, rng):
     coordinates drawn at rate q-. The caller overwrites the label coordinates
     with ``label_on``; the draws do not depend on the labels.
     """
-    q_plus, q_minus = _rappor_probabilities(epsilon)
+    q_plus, q_minus = rappor_probabilities(epsilon)
     # About CHUNK_ELEMENTS ones per chunk, whatever K and eps.
     step = int(min(CHUNK_ELEMENTS / (1.0 + n_classes * q_minus), _MAX_CHUNK_TRIALS // n_classes))
     step = max(1, step)
@@ -91,7 +115,7 @@ def _dense_bits(y, n_classes, epsilon, rng):
 def _sparse_bits(y, n_classes, epsilon, rng):
     """The same bits as :func:`_dense_bits`, as a CSR matrix of the ones."""
     n_samples = y.shape[0]
-    q_plus, q_minus = _rappor_probabilities(epsilon)
+    q_plus, q_minus = rappor_probabilities(epsilon)
     # Room for the expected number of ones plus 6 standard deviations, so that
     # the indices are written once instead of kept in pieces and concatenated,
     # in the index type scipy will keep (64-bit from 2**31 ones on).
@@ -237,7 +261,7 @@ def rappor_distribution(*, epsilon, n_classes):
     """
     epsilon = check_epsilon(epsilon)
     n_classes = check_n_classes(n_classes)
-    q_plus, q_minus = _rappor_probabilities(epsilon)
+    q_plus, q_minus = rappor_probabilities(epsilon)
     dist = np.full((n_classes, n_classes), q_minus)
     np.fill_diagonal(dist, q_plus)
     return dist
@@ -290,7 +314,7 @@ def debias_rappor(scores, *, epsilon):
         )
     if not np.all(np.isfinite(scores)):
         raise ValueError("scores must be finite.")
-    _, q_minus = _rappor_probabilities(epsilon)
+    _, q_minus = rappor_probabilities(epsilon)
     # q+ - q- = (e^(eps/2) - 1) / (e^(eps/2) + 1) = tanh(eps/4), exact for tiny eps.
     eta = np.clip((scores - q_minus) / np.tanh(epsilon / 4.0), 0.0, 1.0)
     total = eta.sum(axis=1, keepdims=True)

@@ -175,3 +175,20 @@ def test_sklearn_tools_round_trip(data, estimator):
                           {f"{name}__estimator": [KNeighborsRegressor(5), KNeighborsRegressor(25)]},
                           cv=3).fit(X, y)
     assert search.best_estimator_[-1].epsilon_ == 2.0
+
+
+def test_vector_approx_at_a_huge_epsilon_has_no_nan():
+    # e^(eps/2) overflows above eps of about 1419: every probability must come
+    # from the one overflow-free RAPPOR law.
+    from sklearn.datasets import load_iris
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = load_iris(return_X_y=True)
+    clf = VectorApproxClassifier(
+        LogisticRegression(), epsilon=2000.0, classes=[0, 1, 2], random_state=0
+    ).fit(X, y)
+    assert clf.mechanism_params_ == {"p_true": 1.0, "p_other": 0.0}
+    targets = clf.reusable_targets()
+    assert (targets.agree_if_right, targets.agree_if_wrong) == (1.0, 0.0)
+    assert np.isfinite(clf.predict_proba(X)).all()
+    assert clf.score(X, y) > 0.9
