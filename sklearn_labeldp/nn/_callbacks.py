@@ -2,37 +2,12 @@
 
 import math
 
-import numpy as np
 import torch
 from skorch.callbacks import Callback
 
+from ._data import check_soft_targets
+
 __all__ = ["TargetRefresh", "WarmupLinearDecay"]
-
-
-def check_soft_targets(targets, n_samples, n_classes=None, *, name="targets"):
-    """Validate rows on the probability simplex; return them as float32."""
-    targets = np.asarray(targets)
-    if targets.ndim != 2 or targets.shape[0] != n_samples:
-        raise ValueError(
-            f"{name} must have shape (n_samples, n_classes) = ({n_samples}, K); "
-            f"got {targets.shape}."
-        )
-    if n_classes is not None and targets.shape[1] != n_classes:
-        raise ValueError(f"{name} must have {n_classes} columns; got {targets.shape[1]}.")
-    if targets.shape[1] < 2:
-        raise ValueError(f"{name} needs at least 2 columns (classes); got {targets.shape[1]}.")
-    if not np.issubdtype(targets.dtype, np.number) or np.iscomplexobj(targets):
-        raise TypeError(f"{name} must be a real float array; got dtype {targets.dtype}.")
-    targets = targets.astype(np.float32)
-    # float32 sums of K probabilities are off by a few ulps; anything beyond
-    # this tolerance is a caller's bug (e.g. unnormalised posteriors).
-    if (
-        not np.all(np.isfinite(targets))
-        or targets.min() < -1e-6
-        or not np.allclose(targets.sum(axis=1), 1.0, atol=1e-3)
-    ):
-        raise ValueError(f"every row of {name} must lie on the probability simplex.")
-    return targets
 
 
 class TargetRefresh(Callback):

@@ -13,12 +13,15 @@ not from a 64-bit torch seed. The privacy of the ``T`` steps is dp-accounting's
 """
 
 import math
+import warnings
 from numbers import Real
 
 import numpy as np
 import torch
 from sklearn.base import _fit_context, clone
 from sklearn.utils._param_validation import Interval, StrOptions
+from skorch.callbacks import EpochTimer, LRScheduler, PassthroughScoring, PrintLog
+from torch.optim.lr_scheduler import ReduceLROnPlateau
 
 from .._base import BaseLabelDPMetaClassifier, CodeClassifierPredictMixin, trial_codes
 from ..accounting import (
@@ -28,9 +31,11 @@ from ..accounting import (
     subsampled_gaussian_epsilon,
     subsampled_gaussian_noise_multiplier,
 )
-from ._net import LabelDPNetClassifier
+from ._callbacks import WarmupLinearDecay
+from ._net import LabelDPNetClassifier, check_params, fit_label_codes
 from ._networks import MLP
 from ._rebuild import rebuild_network
+from ._training import Training
 
 __all__ = ["DPSGDClassifier"]
 
@@ -72,8 +77,15 @@ class _PoissonBatches:
             yield X[index], y[index]
 
 
-class DPSGDTraining:
-    """The DP-SGD state of one fit: attached to a network for the length of its training.
+class DPSGDTraining(Training):
+    """DP-SGD's training mode: attached to a network for the length of its training.
+
+    The mode (:class:`~sklearn_labeldp.nn._training.Training`) wraps the module
+    and optimizer in Opacus's per-sample clipping and noisy steps
+    (:meth:`attach`, undone by :meth:`detach`) and draws the Poisson batches
+    (:meth:`batches`); the step itself is plain. It needs every example's
+    gradient to depend on that example alone, so it cannot be combined with
+    mixup.
 
     Parameters
     ----------
@@ -90,6 +102,8 @@ class DPSGDTraining:
     rng : numpy.random.Generator
         Source of the batches and the noise.
     """
+
+    per_example_gradients = True
 
     def __init__(self, noise_multiplier, max_grad_norm, sample_rate, steps_per_epoch, n_samples,
                  rng):
@@ -135,6 +149,7 @@ class DPSGDTraining:
         )
 
     def batches(self, dataset):
+        """``steps_per_epoch`` Poisson batches of ``dataset`` per epoch."""
         return _PoissonBatches(dataset, self.sample_rate, self.steps_per_epoch, self.rng)
 
     def detach(self, net):
@@ -156,8 +171,6 @@ class DPSGDTraining:
 
 def _follows_the_loss(policy):
     """Whether a skorch ``LRScheduler`` policy reads a monitored score (the training loss)."""
-    from torch.optim.lr_scheduler import ReduceLROnPlateau
-
     if isinstance(policy, str):
         return policy == "ReduceLROnPlateau"
     return isinstance(policy, type) and issubclass(policy, ReduceLROnPlateau)
@@ -169,7 +182,10 @@ def _train(codes, *, net, shell, X, n_classes, training):
     Its output is ``shell`` rebuilt with the trained parameter and buffer values
     only: the trained object itself never leaves the release.
     """
-    trained = net._fit_dp_sgd(X, codes, n_classes, training)
+    with warnings.catch_warnings():
+        # Opacus's hooks on a first layer whose input needs no gradient: expected.
+        warnings.filterwarnings("ignore", message="Full backward hook is firing")
+        trained = fit_label_codes(net, X, codes, n_classes, training)
     return rebuild_network(shell, trained, X, n_classes)
 
 
@@ -248,8 +264,10 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         A network with the trained parameter and buffer values and nothing else
         from training (predicting label codes).
     mechanism_params_ : dict
-        ``"noise_multiplier"``, ``"max_grad_norm"``, ``"sample_rate"``,
-        ``"steps"`` and ``"accounting"``.
+        The parameters ``"max_grad_norm"`` and ``"accounting"`` as given, and
+        what the run derives from them and the network: ``"noise_multiplier"``
+        (the calibrated noise std over ``max_grad_norm``), ``"sample_rate"``
+        (``q``) and ``"n_noisy_steps"`` (``T``).
     example_epsilon_ : float
         Example-level (add or remove one example) epsilon of the run.
     example_delta_ : float
@@ -399,10 +417,6 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         allowlist is skorch's defaults as configured by default and the
         learning-rate schedules that follow the step count alone.
         """
-        from skorch.callbacks import EpochTimer, LRScheduler, PassthroughScoring, PrintLog
-
-        from ._callbacks import WarmupLinearDecay
-
         probe = clone(net)
         probe.initialize_callbacks()  # as the fit will: callbacks__* parameters applied
         for name, callback in probe.callbacks_:
@@ -470,7 +484,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         net = self._get_estimator()
         # The network's own parameter checks first, so that e.g. max_epochs=0 is
         # reported under its name rather than as a number of steps.
-        net._check_params()
+        check_params(net)
         self._check_network(net)
         sample_rate, steps_per_epoch = self._sampling(X.shape[0])
         steps = net.max_epochs * steps_per_epoch
@@ -479,7 +493,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             "noise_multiplier": noise_multiplier,
             "max_grad_norm": float(self.max_grad_norm),
             "sample_rate": sample_rate,
-            "steps": steps,
+            "n_noisy_steps": steps,
             "accounting": self.accounting,
         }
         spend = PrivacySpend.leaf(

@@ -1,15 +1,17 @@
 """A skorch classifier that learns hard labels, soft labels or bit vectors.
 
-It also learns from partly labeled data with FixMatch (``fit_semi``).
+It also learns from partly labeled data with FixMatch (``fit_semi``). Its one
+training loop (:meth:`LabelDPNetClassifier._fit`) takes the fit's training
+mode (:mod:`sklearn_labeldp.nn._training`) as an argument; the functions at the
+end of this module are what the rest of the package calls of a network besides
+its public methods.
 """
 
 import inspect
-import warnings
 from collections.abc import Mapping
 from contextlib import contextmanager
 from functools import partial
 from numbers import Integral, Real
-from textwrap import shorten
 
 import numpy as np
 import torch
@@ -24,17 +26,35 @@ from sklearn.utils.validation import (
     validate_data,
 )
 from skorch import NeuralNet
-from skorch.dataset import Dataset, get_len, unpack_data
-from skorch.history import History
+from skorch.dataset import Dataset, unpack_data
 from skorch.utils import is_dataset, to_tensor
 from torch import nn
 from torch.utils.data import DataLoader
 
-from ._augment import check_image_shape, resolve_image_shape, strong_augment, weak_augment
-from ._callbacks import TargetRefresh, check_soft_targets
+from ._augment import check_image_shape
+from ._data import (
+    ArrayBatches,
+    ArrayDataset,
+    as_tensor,
+    check_bit_targets,
+    check_device_available,
+    check_soft_targets,
+    draw_seed,
+    resolve_device,
+    seeded,
+    split_unlabeled,
+    stage,
+)
 from ._losses import SoftCrossEntropyLoss
+from ._training import (
+    FixMatchTraining,
+    MixupTraining,
+    TargetRefreshTraining,
+    combine,
+    train_epochs,
+)
 
-__all__ = ["LabelDPNetClassifier"]
+__all__ = ["LabelDPNetClassifier", "check_params", "fit_label_codes", "initialize_untrained"]
 
 # One criterion per kind of target; all take raw logits.
 _LOSSES = {
@@ -42,9 +62,6 @@ _LOSSES = {
     "soft": SoftCrossEntropyLoss,
     "bits": nn.BCEWithLogitsLoss,
 }
-# Training data up to this size is copied to the accelerator once per fit
-# instead of once per batch; larger data stays in host memory.
-_STAGE_LIMIT_BYTES = 2 * 1024**3
 _FITTED_ATTRIBUTES = (
     "classes_",
     "n_outputs_",
@@ -55,206 +72,12 @@ _FITTED_ATTRIBUTES = (
 )
 
 
-def resolve_device(device):
-    """The torch device a ``device`` parameter means: ``"auto"`` picks CUDA when present."""
-    if isinstance(device, str) and device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
-
-
-def _check_device_available(device):
-    """Raise ``ValueError`` unless ``device`` names a torch device this machine has.
-
-    ``"auto"`` and None always pass. Anything else must parse as a
-    :class:`torch.device` on which an empty tensor can be allocated (a CUDA
-    device also needs its index among the visible GPUs), so that a network
-    configured for an absent accelerator fails before any work, not mid-fit.
-    """
-    resolved = resolve_device(device)
-    if resolved is None:
-        return
-    n_gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    try:
-        parsed = torch.device(resolved)
-        # Allocation, not only parsing: it fails for a device type this build or machine lacks.
-        torch.empty(0, device=parsed)
-    except Exception as exc:  # torch raises RuntimeError, AssertionError, NotImplementedError...
-        reason = shorten(str(exc), 200) or type(exc).__name__
-    else:
-        reason = None
-        if parsed.type == "cuda" and (parsed.index or 0) >= n_gpus:
-            reason = f"this machine has {n_gpus} CUDA device(s)"
-    if reason is not None:
-        available = ", ".join(repr(name) for name in ["cpu", *(f"cuda:{i}" for i in range(n_gpus))])
-        raise ValueError(
-            f"device must be 'auto', None or a torch device available here ({available}); "
-            f"got {device!r}, which is unavailable: {reason}."
-        )
-
-
-def _draw_seed(random_state):
-    """One torch seed in [0, 2**63) for a fit, from a validated ``random_state``.
-
-    None draws it from the operating system's entropy; a ``RandomState`` or
-    ``Generator`` draws it from its bit generator (which advances), so a
-    128-bit-seeded MT19937 or PCG64 stream gives a 63-bit seed, not a narrowed one.
-    """
-    if random_state is None:
-        return int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(np.iinfo(np.int64).max, dtype=np.int64))
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(np.iinfo(np.int64).max))
-    return int(random_state)
-
-
-@contextmanager
-def _seeded(seed, device):
-    """Seed torch for one fit without disturbing the caller's global RNG state."""
-    on_cuda = device is not None and torch.device(device).type == "cuda"
-    devices = list(range(torch.cuda.device_count())) if on_cuda else []
-    with torch.random.fork_rng(devices=devices):
-        if on_cuda:
-            torch.manual_seed(seed)  # seeds the CPU and every (forked) CUDA generator
-        else:
-            # Only the CPU generator: the accelerators' states are not forked.
-            torch.default_generator.manual_seed(seed)
-        yield
-
-
-def _as_tensor(data, float32=False):
-    if isinstance(data, torch.Tensor):
-        if float32 and data.dtype != torch.float32:
-            data = data.to(torch.float32)
-        return data
-    data = np.asarray(data)
-    if float32 and data.dtype != np.float32:
-        data = data.astype(np.float32)
-    if not data.flags.writeable or not data.flags.c_contiguous:
-        data = np.ascontiguousarray(data).copy()  # torch.from_numpy needs writable memory
-    return torch.from_numpy(data)
-
-
 def _accepts_keyword(factory, name):
     try:
         parameters = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):
         return False
     return any(p.name == name or p.kind is p.VAR_KEYWORD for p in parameters)
-
-
-class _ArrayDataset(torch.utils.data.Dataset):
-    """Inputs and targets held as whole tensors, so batches are slices, not stacks."""
-
-    def __init__(self, X, y=None):
-        self.X = X
-        self.y = y
-
-    def __len__(self):
-        return len(self.X)
-
-    def __getitem__(self, i):
-        # For a user-configured DataLoader; the default path slices whole batches.
-        return self.X[i], (0 if self.y is None else self.y[i])
-
-
-class _ArrayBatches:
-    """Mini-batches of an :class:`_ArrayDataset` by tensor indexing.
-
-    A DataLoader indexes and collates sample by sample; on in-memory arrays
-    that Python loop costs more than a small network's forward pass. Targets are
-    read at the start of every epoch, so a refreshed ``dataset.y`` takes effect
-    in the next one.
-    """
-
-    def __init__(self, dataset, batch_size, shuffle):
-        self.dataset = dataset
-        self.batch_size = int(batch_size)
-        self.shuffle = shuffle
-
-    def _stops(self, n):
-        stops = list(range(self.batch_size, n, self.batch_size)) + [n]
-        if self.shuffle and len(stops) > 1 and n - stops[-2] == 1:
-            # A training batch of one sample breaks BatchNorm; fold it into the previous.
-            del stops[-2]
-        return stops
-
-    def __len__(self):
-        return len(self._stops(len(self.dataset)))
-
-    def __iter__(self):
-        X, y = self.dataset.X, self.dataset.y
-        n = len(X)
-        order = torch.randperm(n, device=X.device) if self.shuffle else None
-        start = 0
-        for stop in self._stops(n):
-            index = slice(start, stop) if order is None else order[start:stop]
-            yield X[index], (None if y is None else y[index])
-            start = stop
-
-
-_FIXMATCH_KEYS = ("loss_x", "loss_u", "mask_rate")
-
-
-def fixmatch_unlabeled_loss(weak_logits, strong_logits, threshold):
-    """FixMatch's unlabeled loss and its confidence mask.
-
-    The pseudo-label of a row is the argmax of ``softmax(weak_logits)``; the
-    row counts when that probability is at least ``threshold``. The loss is
-    the sum over counted rows of the cross-entropy of ``strong_logits``
-    against their pseudo-labels, divided by the number of rows (all of them,
-    counted or not), as in Sohn et al. (2020), Eq. (4).
-
-    Returns
-    -------
-    loss : scalar tensor
-    mask : float tensor of shape (n,), 1 for the counted rows
-    """
-    weak_logits = weak_logits.detach()
-    confidence, pseudo_labels = torch.softmax(weak_logits, dim=1).max(dim=1)
-    mask = (confidence >= threshold).to(strong_logits.dtype)
-    per_row = nn.functional.cross_entropy(strong_logits, pseudo_labels, reduction="none")
-    return (per_row * mask).mean(), mask
-
-
-class _FixMatchStream:
-    """The unlabeled rows of one :meth:`LabelDPNetClassifier.fit_semi` and its generators.
-
-    Unlabeled batches cycle through the pool, each pass in a fresh random
-    order. Three generators, seeded from the fit's seed, draw the orders, the
-    labeled rows' augmentations and the unlabeled rows' augmentations, so the
-    labeled stream does not depend on the unlabeled one.
-    """
-
-    def __init__(self, pool, *, weak, strong, seed, device):
-        self.pool = pool
-        self.n_unlabeled = len(pool)
-        self.weak = weak
-        self.strong = strong
-        self.device = device
-        seeds = np.random.SeedSequence([seed, 2]).generate_state(3, dtype=np.uint64)
-        order_seed, labeled_seed, unlabeled_seed = (int(s) for s in seeds)
-        self.order_generator = torch.Generator(device=pool.device).manual_seed(order_seed)
-        self.labeled_generator = torch.Generator(device=device).manual_seed(labeled_seed)
-        self.unlabeled_generator = torch.Generator(device=device).manual_seed(unlabeled_seed)
-        self._order = None
-        self._position = self.n_unlabeled
-
-    def next_batch(self, size):
-        """The next ``size`` unlabeled rows (repeating the pool when ``size`` exceeds it)."""
-        parts = []
-        while size > 0:
-            if self._position == self.n_unlabeled:
-                self._order = torch.randperm(
-                    self.n_unlabeled, generator=self.order_generator, device=self.pool.device
-                )
-                self._position = 0
-            take = min(size, self.n_unlabeled - self._position)
-            parts.append(self._order[self._position : self._position + take])
-            self._position += take
-            size -= take
-        index = parts[0] if len(parts) == 1 else torch.cat(parts)
-        return self.pool[index].to(self.device)
 
 
 class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
@@ -534,28 +357,14 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         self
         """
         self._check_params()
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        check_consistent_length(X, y)
+        y = self._check_hard_labels(X, y)
         classes, encoded = np.unique(y, return_inverse=True)
         if len(classes) < 2:
             raise ValueError(f"y needs at least 2 classes; got {len(classes)} class.")
         X = self._validate_X(X, reset=True)
-        return self._fit(X, encoded.astype(np.int64), "hard", classes, **fit_params)
-
-    def _fit_dp_sgd(self, X, codes, n_classes, training):
-        """Train on label codes ``0..n_classes-1`` with DP-SGD (``training``'s state).
-
-        Used by :class:`~sklearn_labeldp.nn.DPSGDClassifier`, which accounts for
-        the run; every class is an output, whether or not it occurs in ``codes``.
-        """
-        self._check_params()
-        X = self._validate_X(X, reset=True)
-        codes = np.asarray(codes, dtype=np.int64)
-        with warnings.catch_warnings():
-            # Opacus's hooks on a first layer whose input needs no gradient: expected.
-            warnings.filterwarnings("ignore", message="Full backward hook is firing")
-            return self._fit(X, codes, "hard", np.arange(n_classes), dp_sgd=training)
+        return self._fit(
+            X, encoded.astype(np.int64), "hard", classes, self._training(), **fit_params
+        )
 
     def partial_fit(self, X, y, classes=None, **fit_params):
         """Train on hard labels for ``max_epochs`` more epochs without re-initialising.
@@ -575,9 +384,7 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         self
         """
         self._check_params()
-        y = column_or_1d(y, warn=True)
-        check_classification_targets(y)
-        check_consistent_length(X, y)
+        y = self._check_hard_labels(X, y)
         continuing = self.__sklearn_is_fitted__() and self.target_kind_ == "hard"
         if continuing:
             classes = self.classes_
@@ -587,7 +394,9 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
             raise ValueError(f"y must take values in classes with at least 2 labels: {classes}.")
         X = self._validate_X(X, reset=not continuing)
         encoded = np.searchsorted(classes, y).astype(np.int64)
-        return self._fit(X, encoded, "hard", classes, continue_training=True, **fit_params)
+        return self._fit(
+            X, encoded, "hard", classes, self._training(), continue_training=True, **fit_params
+        )
 
     def fit_soft(self, X, targets, *, refresh=None, **fit_params):
         """Train on soft labels with the soft cross-entropy.
@@ -623,7 +432,9 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         targets = check_soft_targets(targets, _num_samples(X))
         X = self._validate_X(X, reset=True)
         classes = np.arange(targets.shape[1])
-        return self._fit(X, targets, "soft", classes, refresh=refresh, **fit_params)
+        refreshing = None if refresh is None else TargetRefreshTraining(refresh)
+        training = self._training(refreshing)
+        return self._fit(X, targets, "soft", classes, training, **fit_params)
 
     def fit_bits(self, X, bits, **fit_params):
         """Train K sigmoid outputs on {0, 1} columns with binary cross-entropy.
@@ -641,17 +452,10 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         self
         """
         self._check_params()
-        bits = np.asarray(bits)
-        n_samples = _num_samples(X)
-        if bits.ndim != 2 or bits.shape[0] != n_samples or bits.shape[1] < 1:
-            raise ValueError(
-                f"bits must have shape ({n_samples}, K) with K >= 1; got {bits.shape}."
-            )
-        if not np.all((bits == 0) | (bits == 1)):
-            raise ValueError("bits must contain only 0 and 1.")
+        bits = check_bit_targets(bits, _num_samples(X))
         X = self._validate_X(X, reset=True)
         classes = np.arange(bits.shape[1])
-        return self._fit(X, bits.astype(np.float32), "bits", classes, **fit_params)
+        return self._fit(X, bits, "bits", classes, self._training(), **fit_params)
 
     def fit_semi(self, X, y, **fit_params):
         """Semi-supervised training with FixMatch; ``-1`` in ``y`` marks an unlabeled row.
@@ -695,43 +499,42 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
             )
         y = column_or_1d(y, warn=True)
         check_consistent_length(X, y)
-        if y.dtype.kind in "USV":
-            raise ValueError(
-                f"y has dtype {y.dtype}: fit_semi marks unlabeled rows by -1, so string "
-                "labels need an object array with -1 for the unlabeled rows."
-            )
-        unlabeled = np.asarray(y == -1, dtype=bool)
-        if unlabeled.shape != y.shape:  # an object array whose == did not broadcast
-            unlabeled = np.array([label == -1 for label in y], dtype=bool)
-        if unlabeled.all():
-            raise ValueError("fit_semi needs labeled rows: every entry of y is -1 (unlabeled).")
-        labels = y[~unlabeled]
-        check_classification_targets(labels)
-        classes, encoded = np.unique(labels, return_inverse=True)
-        if len(classes) < 2:
-            raise ValueError(
-                f"the labeled rows of y (y != -1) need at least 2 classes; got {len(classes)}."
-            )
+        unlabeled, classes, codes = split_unlabeled(y)
         X = self._validate_X(X, reset=True)
         mask = torch.from_numpy(unlabeled) if isinstance(X, torch.Tensor) else unlabeled
-        pool = X[mask]
-        return self._fit(
-            X[~mask], encoded.astype(np.int64), "hard", classes, unlabeled=pool, **fit_params
+        fixmatch = FixMatchTraining(
+            X[mask],
+            threshold=self.fixmatch_threshold,
+            unlabeled_weight=self.unlabeled_weight,
+            unlabeled_ratio=self.unlabeled_ratio,
+            weak_augment=self.weak_augment,
+            strong_augment=self.strong_augment,
+            image_shape=self.image_shape,
         )
+        return self._fit(X[~mask], codes, "hard", classes, self._training(fixmatch), **fit_params)
 
-    def _fit(
-        self,
-        X,
-        targets,
-        kind,
-        classes,
-        *,
-        refresh=None,
-        unlabeled=None,
-        dp_sgd=None,
-        continue_training=False,
-        **fit_params,
-    ):
+    def _training(self, *modes):
+        """The fit's training mode: ``modes``, then mixup when ``mixup_alpha > 0``."""
+        mixup = MixupTraining(self.mixup_alpha) if self.mixup_alpha > 0 else None
+        return combine(*modes, mixup)
+
+    def _check_hard_labels(self, X, y):
+        y = column_or_1d(y, warn=True)
+        check_classification_targets(y)
+        check_consistent_length(X, y)
+        return y
+
+    def _fit(self, X, targets, kind, classes, training, *, continue_training=False, **fit_params):
+        """The one training loop of every ``fit*`` method: ``training`` is the fit's mode.
+
+        Sets the fitted attributes, lets ``training`` check and seed its state
+        (:meth:`~sklearn_labeldp.nn._training.Training.prepare`), initialises
+        the module (unless warm-starting), checks a forward pass on two rows of
+        ``X``, attaches ``training``, trains ``max_epochs`` epochs with it
+        (:func:`~sklearn_labeldp.nn._training.train_epochs`) and detaches it.
+        A failed fit that did not continue an earlier one leaves no fitted
+        attribute.
+        """
         n_outputs = len(classes)
         warm = (
             (self.warm_start or continue_training)
@@ -746,100 +549,31 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
                     f"targets have {n_outputs} columns/classes; set warm_start=False to start "
                     "over."
                 )
-            seed = _draw_seed(self.random_state)
+            seed = draw_seed(self.random_state)
             device = resolve_device(self.device)
-            with self._device_context(), _seeded(seed, device):
+            with self._device_context(), seeded(seed, device):
                 self.classes_ = classes
                 self.n_outputs_ = n_outputs
                 self.target_kind_ = kind
                 self.device_ = device
-                # numpy draws lambda; torch (seeded above) draws the permutations.
-                self._mixup_rng_ = np.random.default_rng([seed, 1])
-                semi = None
-                if unlabeled is not None:
-                    # Image shape and augmentation checks, before any initialisation.
-                    semi = self._fixmatch_state(X, unlabeled, seed, device)
+                # Label-free checks (e.g. FixMatch's augmentations) before any initialisation.
+                training.prepare(self, X, seed)
                 if not warm:
                     self.initialize()
                 elif kind != previous_kind:
                     self._initialize_criterion()
                 self._check_forward(X, kind, **fit_params)
-                self._fixmatch_ = semi
-                if dp_sgd is not None:
-                    # After the forward check, which materialises lazy layers.
-                    dp_sgd.attach(self)
-                self._dp_sgd_ = dp_sgd
-                callback = None
-                if refresh is not None:
-                    callback = TargetRefresh(refresh).initialize()
-                    self.callbacks_ = [*self.callbacks_, ("target_refresh", callback)]
                 try:
-                    NeuralNet.partial_fit(self, X, targets, _routing_method="fit", **fit_params)
+                    # After the forward check, which materialises lazy layers.
+                    training.attach(self)
+                    train_epochs(self, X, targets, training, **fit_params)
                 finally:
-                    if callback is not None:
-                        # The callback holds the caller's closure: do not keep (or pickle) it.
-                        self.callbacks_ = [(n, c) for n, c in self.callbacks_ if c is not callback]
-                    self._mixup_rng_ = None
-                    self._fixmatch_ = None
-                    if dp_sgd is not None:
-                        dp_sgd.detach(self)
-                    self._dp_sgd_ = None
+                    training.detach(self)
         except BaseException:
             if not warm:
                 self._forget_fit()
             raise
         return self
-
-    def _fixmatch_state(self, X, pool, seed, device):
-        """Check the augmentations on two rows of ``X`` and set up the unlabeled stream."""
-        if device is not None:
-            compute_device = torch.device(device)
-        elif isinstance(X, torch.Tensor):
-            compute_device = X.device
-        else:
-            compute_device = torch.device("cpu")
-        augment = {"weak_augment": self.weak_augment, "strong_augment": self.strong_augment}
-        if None in augment.values():
-            shape = resolve_image_shape(X.shape[1:], self.image_shape)
-            defaults = {"weak_augment": weak_augment, "strong_augment": strong_augment}
-            for name, function in augment.items():
-                if function is None:
-                    augment[name] = partial(defaults[name], image_shape=shape)
-        rows = _as_tensor(X[:2], float32=True).to(compute_device)
-        for name, function in augment.items():
-            generator = torch.Generator(device=compute_device).manual_seed(0)
-            try:
-                out = function(rows.clone(), generator)
-            except Exception as exc:
-                raise ValueError(
-                    f"{name} failed on {len(rows)} row(s) of X of shape {tuple(rows.shape)} "
-                    f"with a torch.Generator on {compute_device}: {type(exc).__name__}: {exc}"
-                ) from exc
-            if (
-                not isinstance(out, torch.Tensor)
-                or out.shape != rows.shape
-                or out.dtype != rows.dtype
-                or out.device != rows.device
-            ):
-                got = (
-                    f"{type(out).__name__} {tuple(out.shape)} {out.dtype} on {out.device}"
-                    if isinstance(out, torch.Tensor)
-                    else type(out).__name__
-                )
-                raise ValueError(
-                    f"{name} must return a tensor of the shape, dtype and device of its input "
-                    f"({tuple(rows.shape)} {rows.dtype} on {rows.device}); got {got}."
-                )
-        pool = _as_tensor(pool, float32=True)
-        if device is not None and pool.nbytes <= _STAGE_LIMIT_BYTES:
-            pool = pool.to(device)
-        return _FixMatchStream(
-            pool,
-            weak=augment["weak_augment"],
-            strong=augment["strong_augment"],
-            seed=seed,
-            device=compute_device,
-        )
 
     def _forget_fit(self):
         for name in _FITTED_ATTRIBUTES:
@@ -855,7 +589,7 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         )
         if self.image_shape is not None:
             check_image_shape(self.image_shape)
-        _check_device_available(self.device)
+        check_device_available(self.device)
 
     def _check_forward(self, X, kind, **fit_params):
         """Run the module on two rows of ``X`` and check it returns one logit per output.
@@ -949,24 +683,12 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
             return X
         if self.dataset is not Dataset or self.get_params_for("dataset"):
             return super().get_dataset(X, y)
-        X = _as_tensor(X, float32=True)
-        y = None if y is None else _as_tensor(y)
-        device = resolve_device(self.device)
-        size = X.nbytes + (0 if y is None else y.nbytes)
-        if device is not None and size <= _STAGE_LIMIT_BYTES:
-            X = X.to(device)
-            y = None if y is None else y.to(device)
-        return _ArrayDataset(X, y)
+        tensors = [as_tensor(X, float32=True)] + ([] if y is None else [as_tensor(y)])
+        tensors = stage(tensors, resolve_device(self.device))
+        return ArrayDataset(*tensors)
 
     def get_iterator(self, dataset, training=False):
-        """Batches of ``dataset``; training batches are shuffled unless told otherwise.
-
-        During a DP-SGD fit (:class:`~sklearn_labeldp.nn.DPSGDClassifier`) the
-        training batches are Poisson samples instead.
-        """
-        dp_sgd = getattr(self, "_dp_sgd_", None)
-        if training and dp_sgd is not None:
-            return dp_sgd.batches(dataset)
+        """Batches of ``dataset``; training batches are shuffled unless told otherwise."""
         prefix = "iterator_train" if training else "iterator_valid"
         iterator = self.iterator_train if training else self.iterator_valid
         kwargs = self.get_params_for(prefix)
@@ -975,108 +697,27 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
             kwargs["batch_size"] = len(dataset)
         if iterator is DataLoader:
             kwargs.setdefault("shuffle", training)
-            if isinstance(dataset, _ArrayDataset) and set(kwargs) <= {"batch_size", "shuffle"}:
-                return _ArrayBatches(dataset, **kwargs)
+            if isinstance(dataset, ArrayDataset) and set(kwargs) <= {"batch_size", "shuffle"}:
+                return ArrayBatches(dataset, **kwargs)
         return iterator(dataset, **kwargs)
 
-    def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
-        """skorch's epoch loop, reading the batch losses back once per epoch.
+    def train_step_single(self, batch, training_mode=None, **fit_params):
+        """skorch's training step under the fit's training mode (plain training without one).
 
-        skorch records ``loss.item()`` after every batch, which waits for the
-        accelerator each time; here the losses stay on the device until the
-        epoch ends, so the host can queue the next batch while the device
-        computes. The history holds the same numbers once the epoch is over (a
-        callback reading a batch's loss in ``on_batch_end`` sees it missing).
+        The mode transforms the batch (mixup, FixMatch's weak augmentation)
+        before the forward pass and may add terms to the loss (FixMatch's
+        unlabeled loss) before the backward pass.
         """
-        if iterator is None:
-            return
-        if not isinstance(self.history, History):
-            super().run_single_epoch(iterator, training, prefix, step_fn, **fit_params)
-            return
-        key = prefix + "_loss"
-        rows, losses, sizes = [], [], []
-        extras = {name: [] for name in _FIXMATCH_KEYS}
-        for batch in iterator:
-            self.notify("on_batch_begin", batch=batch, training=training)
-            step = step_fn(batch, **fit_params)
-            row = self.history[-1]["batches"][-1]
-            sizes.append(get_len(batch[0]))
-            row[prefix + "_batch_size"] = sizes[-1]
-            rows.append(row)
-            losses.append(step["loss"].detach())
-            for name, values in extras.items():
-                if name in step:
-                    values.append(step[name])
-            self.notify("on_batch_end", batch=batch, training=training, **step)
-        if losses:
-            for row, value in zip(rows, torch.stack(losses).tolist(), strict=True):
-                row[key] = value
-        for name, values in extras.items():
-            # FixMatch's loss terms and mask rate: per batch, and their epoch mean
-            # weighted like skorch's train_loss.
-            if values and len(values) == len(rows):
-                values = torch.stack(values).tolist()
-                for row, value in zip(rows, values, strict=True):
-                    row[f"{prefix}_{name}"] = value
-                mean = float(np.average(values, weights=sizes))
-                self.history.record(f"{prefix}_{name}", mean)
-        self.history.record(prefix + "_batch_count", len(rows))
-
-    def train_step_single(self, batch, **fit_params):
-        """skorch's training step, with mixup of the batch when ``mixup_alpha > 0``.
-
-        Within :meth:`fit_semi`, the FixMatch step: the batch is weakly
-        augmented, and an unlabeled batch adds its masked pseudo-label loss.
-        """
+        training = combine() if training_mode is None else training_mode
         self._set_training(True)
-        Xi, yi = unpack_data(batch)
-        semi = getattr(self, "_fixmatch_", None)
-        if semi is not None:
-            return self._fixmatch_step(semi, Xi, yi, **fit_params)
-        if self.mixup_alpha > 0:
-            Xi, yi = self._mixup(Xi, yi)
+        Xi, yi = training.transform_batch(self, *unpack_data(batch))
         y_pred = self.infer(Xi, **fit_params)
-        loss = self.get_loss(y_pred, yi, X=Xi, training=True)
-        loss.backward()
-        return {"loss": loss, "y_pred": y_pred}
-
-    def _fixmatch_step(self, semi, Xi, yi, **fit_params):
-        if not isinstance(Xi, torch.Tensor):
-            raise TypeError("fit_semi needs tensor batches; got " + type(Xi).__name__)
-        Xi = semi.weak(Xi.to(semi.device), semi.labeled_generator)
-        if self.mixup_alpha > 0:
-            Xi, yi = self._mixup(Xi, yi)
-        y_pred = self.infer(Xi, **fit_params)
-        loss = loss_x = self.get_loss(y_pred, yi, X=Xi, training=True)
         step = {"y_pred": y_pred}
-        if semi.n_unlabeled:
-            u = semi.next_batch(self.unlabeled_ratio * len(Xi))
-            generator = semi.unlabeled_generator
-            with torch.no_grad():
-                weak_logits = self.infer(semi.weak(u, generator), **fit_params)
-            strong_logits = self.infer(semi.strong(u, generator), **fit_params)
-            loss_u, mask = fixmatch_unlabeled_loss(
-                weak_logits, strong_logits, self.fixmatch_threshold
-            )
-            loss = loss_x + self.unlabeled_weight * loss_u
-            step.update(loss_x=loss_x.detach(), loss_u=loss_u.detach(), mask_rate=mask.mean())
+        loss = self.get_loss(y_pred, yi, X=Xi, training=True)
+        loss = training.add_loss(self, loss, Xi, step, **fit_params)
         loss.backward()
         step["loss"] = loss
         return step
-
-    def _mixup(self, Xi, yi):
-        if not isinstance(Xi, torch.Tensor):
-            raise TypeError("mixup needs tensor inputs; use mixup_alpha=0 with this dataset.")
-        device = resolve_device(self.device)
-        Xi = to_tensor(Xi, device=device)
-        yi = to_tensor(yi, device=device)
-        if not torch.is_floating_point(yi):
-            # scatter_ rather than F.one_hot, whose range check waits for the device.
-            one_hot = torch.zeros(len(yi), self.n_outputs_, dtype=Xi.dtype, device=yi.device)
-            yi = one_hot.scatter_(1, yi.unsqueeze(1), 1.0)
-        lam = float(self._mixup_rng_.beta(self.mixup_alpha, self.mixup_alpha))
-        perm = torch.randperm(len(Xi), device=Xi.device)
-        return lam * Xi + (1.0 - lam) * Xi[perm], lam * yi + (1.0 - lam) * yi[perm]
 
     def infer(self, x, **fit_params):
         """Forward pass of one batch on the resolved device."""
@@ -1149,3 +790,61 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
         """skorch's ``load_params`` on the resolved device."""
         with self._device_context():
             return super().load_params(*args, **kwargs)
+
+
+# ------------------------------------------------------------------------------
+# What the rest of the package calls of a network besides its public methods.
+
+
+def check_params(net):
+    """Check ``net``'s parameters and device, label-free, as every ``fit*`` does first.
+
+    Raises ``ValueError`` naming the parameter and what it allows.
+    """
+    net._check_params()
+
+
+def fit_label_codes(net, X, codes, n_classes, training):
+    """Train ``net`` on label codes ``0..n_classes-1`` under the training mode ``training``.
+
+    Every class is an output, whether or not it occurs in ``codes``. Used by
+    :class:`~sklearn_labeldp.nn.DPSGDClassifier` with its
+    :class:`~sklearn_labeldp.nn._dp_sgd.DPSGDTraining`; the network's own
+    mixup, if any, is combined with it (and refused by DP-SGD).
+
+    Returns
+    -------
+    net : LabelDPNetClassifier
+        Fitted, with ``classes_ = arange(n_classes)`` and ``target_kind_ = "hard"``.
+    """
+    net._check_params()
+    X = net._validate_X(X, reset=True)
+    codes = np.asarray(codes, dtype=np.int64)
+    return net._fit(X, codes, "hard", np.arange(n_classes), net._training(training))
+
+
+def initialize_untrained(net, X, n_classes):
+    """Make ``net`` a fitted classifier of ``n_classes`` hard outputs without any training.
+
+    The parameters are checked, ``X`` (public inputs) sets ``n_features_in_``,
+    the fitted attributes are those of a fit on label codes, and the module is
+    initialised under a fixed seed in a forked RNG (the caller's global torch
+    state is untouched), then run in evaluation mode on two rows of ``X``,
+    which materialises lazy layers. Used to rebuild a network around trained
+    values (:func:`~sklearn_labeldp.nn._rebuild.rebuild_network`).
+
+    Returns
+    -------
+    net : LabelDPNetClassifier
+    """
+    net._check_params()
+    X = net._validate_X(X, reset=True)
+    device = resolve_device(net.device)
+    net.classes_ = np.arange(n_classes)
+    net.n_outputs_ = n_classes
+    net.target_kind_ = "hard"
+    net.device_ = device
+    with net._device_context(), seeded(0, device):
+        net.initialize()
+        net._check_forward(X, "hard")
+    return net

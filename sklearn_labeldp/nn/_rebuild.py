@@ -12,11 +12,10 @@ parameters and buffers are copied: whatever else the trained object holds is
 unreachable from it.
 """
 
-import numpy as np
 import torch
 from skorch.history import History
 
-from ._net import _seeded, resolve_device
+from ._net import initialize_untrained
 
 __all__ = ["rebuild_network"]
 
@@ -79,18 +78,9 @@ def rebuild_network(shell, trained, X, n_classes):
         hold only their epoch number (the planned, public number of epochs).
     """
     shell.set_params(verbose=0)
-    shell._check_params()
-    X = shell._validate_X(X, reset=True)
-    device = resolve_device(shell.device)
-    shell.classes_ = np.arange(n_classes)
-    shell.n_outputs_ = n_classes
-    shell.target_kind_ = "hard"
-    shell.device_ = device
-    # The initial weights are overwritten below; a fixed seed inside a forked
-    # RNG keeps the caller's global torch state untouched.
-    with shell._device_context(), _seeded(0, device):
-        shell.initialize()
-        shell._check_forward(X, "hard")  # materialises lazy layers on two public rows
+    # The initial weights are overwritten below; the forward pass on two public
+    # rows materialises lazy layers so that every trained value has a home.
+    initialize_untrained(shell, X, n_classes)
     _copy_values(trained.module_, shell.module_)
     history = History()
     for epoch in range(1, shell.max_epochs + 1):

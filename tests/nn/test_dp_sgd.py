@@ -31,8 +31,9 @@ from sklearn_labeldp.nn import (  # noqa: E402
     LabelDPNetClassifier,
     WarmupLinearDecay,
 )
+from sklearn_labeldp.nn._data import ArrayDataset  # noqa: E402
 from sklearn_labeldp.nn._dp_sgd import DPSGDTraining, _PoissonBatches  # noqa: E402
-from sklearn_labeldp.nn._net import _ArrayDataset  # noqa: E402
+from sklearn_labeldp.nn._net import fit_label_codes, initialize_untrained  # noqa: E402
 
 K = 3
 
@@ -58,13 +59,7 @@ def net(**params):
 
 def initialised(net_params, X):
     """A network initialised on X, its lazy layers materialised, as a DP-SGD fit has it."""
-    model = net(**net_params)
-    model._check_params()
-    model.classes_ = np.arange(K)
-    model.n_outputs_ = K
-    model.initialize()
-    model._check_forward(X, "hard")
-    return model
+    return initialize_untrained(net(**net_params), X, K)
 
 
 def per_example_gradients(module, X, y):
@@ -114,9 +109,21 @@ def test_noise_std_is_multiplier_times_clip_over_expected_batch(blobs):
     assert draws.std().item() == pytest.approx(expected, rel=0.03)
 
 
+def test_the_dp_sgd_mode_itself_refuses_mixup(blobs):
+    # DPSGDClassifier refuses mixup_alpha > 0 before any charge; the training mode refuses
+    # it as well, so that no other caller trains DP-SGD on mixed examples.
+    X, y = blobs
+    training = DPSGDTraining(1.0, 1.0, 0.5, 2, len(X), np.random.default_rng(0))
+    model = net(mixup_alpha=0.4)
+    with pytest.raises(ValueError, match="mixup"):
+        fit_label_codes(model, X, y, K, training)
+    assert not hasattr(model, "classes_")
+    fit_label_codes(net(), X, y, K, training)  # the same mode without mixup trains
+
+
 def test_poisson_batches_sample_each_row_at_the_rate():
     n, q, steps = 5000, 0.1, 200
-    data = _ArrayDataset(torch.arange(n).float()[:, None], torch.arange(n))
+    data = ArrayDataset(torch.arange(n).float()[:, None], torch.arange(n))
     batches = _PoissonBatches(data, q, steps, np.random.default_rng(2))
     assert len(batches) == steps
     counts = np.zeros(n)
@@ -137,12 +144,16 @@ def test_spend_is_dp_accountings_and_within_the_target(blobs):
     clf = DPSGDClassifier(net(), epsilon=3.0, delta=1e-5, classes=range(K), accountant=acc,
                           random_state=0).fit(*blobs)
     p = clf.mechanism_params_
+    # The keys of the parameters are their names; the derived quantities describe themselves.
+    assert set(p) == {"max_grad_norm", "accounting", "noise_multiplier", "sample_rate",
+                      "n_noisy_steps"}
+    assert (p["max_grad_norm"], p["accounting"]) == (clf.max_grad_norm, clf.accounting)
     assert p["sample_rate"] == pytest.approx(60 / 600)
-    assert p["steps"] == 3 * 10
+    assert p["n_noisy_steps"] == 3 * 10
     example_delta = 1e-5 / (1 + math.exp(1.5))
     assert clf.example_delta_ == pytest.approx(example_delta)
     assert clf.example_epsilon_ == subsampled_gaussian_epsilon(
-        p["noise_multiplier"], p["sample_rate"], p["steps"], clf.example_delta_
+        p["noise_multiplier"], p["sample_rate"], p["n_noisy_steps"], clf.example_delta_
     )
     assert clf.example_epsilon_ <= 1.5
     assert clf.epsilon_ == pytest.approx(2 * clf.example_epsilon_) and clf.epsilon_ <= 3.0

@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("skorch")
 
+from _attack import walk  # noqa: E402
 from sklearn.base import clone  # noqa: E402
 from sklearn.datasets import load_digits  # noqa: E402
 from torch.nn import functional as F  # noqa: E402
@@ -20,7 +21,7 @@ from sklearn_labeldp.nn import (  # noqa: E402
     weak_augment,
 )
 from sklearn_labeldp.nn._augment import resolve_image_shape  # noqa: E402
-from sklearn_labeldp.nn._net import fixmatch_unlabeled_loss  # noqa: E402
+from sklearn_labeldp.nn._training import Training, fixmatch_unlabeled_loss  # noqa: E402
 
 N_SAMPLES = 120
 
@@ -415,7 +416,14 @@ def test_sklearn_parameters_clone_and_pickle(data):
     copy.set_params(unlabeled_ratio=1)
     assert copy.unlabeled_ratio == 1 and net.unlabeled_ratio == 3
     fitted = copy.fit_semi(X, semi)
-    assert fitted._fixmatch_ is None  # the unlabeled pool is not kept
+    # The unlabeled pool is not kept: the training mode that held it is gone.
+    pool_shape = (int(np.sum(semi == -1)), X.shape[1])
+    reached = [value for _, value in walk(fitted)]
+    assert not any(isinstance(value, Training) for value in reached)
+    assert not any(
+        isinstance(value, (torch.Tensor, np.ndarray)) and tuple(value.shape) == pool_shape
+        for value in reached
+    )
     restored = pickle.loads(pickle.dumps(fitted))
     np.testing.assert_array_equal(restored.predict_proba(X), fitted.predict_proba(X))
     assert restored.unlabeled_ratio == 1 and restored.strong_augment is gaussian_noise

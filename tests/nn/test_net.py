@@ -26,7 +26,8 @@ from sklearn_labeldp.nn import (  # noqa: E402
     TargetRefresh,
     soft_cross_entropy,
 )
-from sklearn_labeldp.nn._net import _draw_seed  # noqa: E402
+from sklearn_labeldp.nn._data import draw_seed  # noqa: E402
+from sklearn_labeldp.nn._training import MixupTraining  # noqa: E402
 
 N_SAMPLES = 96
 
@@ -383,11 +384,12 @@ def test_mixup_changes_training_and_is_seeded(data):
 def test_mixup_batch_is_a_beta_weighted_convex_combination(data):
     X, y = data
     net = make_net(mixup_alpha=0.7, max_epochs=1).fit(X, y)
-    net._mixup_rng_ = np.random.default_rng(11)
+    mixup = MixupTraining(0.7)
+    mixup.rng = np.random.default_rng(11)
     Xb = torch.as_tensor(X[:16], dtype=torch.float32)
     yb = torch.as_tensor(y[:16])
     torch.manual_seed(5)
-    Xm, ym = net._mixup(Xb, yb)
+    Xm, ym = mixup.transform_batch(net, Xb, yb)
     lam = np.random.default_rng(11).beta(0.7, 0.7)
     torch.manual_seed(5)
     perm = torch.randperm(16)
@@ -396,9 +398,9 @@ def test_mixup_batch_is_a_beta_weighted_convex_combination(data):
     torch.testing.assert_close(ym, lam * one_hot + (1 - lam) * one_hot[perm])
     # Bits are mixed into soft BCE targets in the same way.
     bits = torch.randint(0, 2, (16, 4)).float()
-    net._mixup_rng_ = np.random.default_rng(11)
+    mixup.rng = np.random.default_rng(11)
     torch.manual_seed(5)
-    _, bm = net._mixup(Xb, bits)
+    _, bm = mixup.transform_batch(net, Xb, bits)
     torch.testing.assert_close(bm, lam * bits + (1 - lam) * bits[perm])
 
 
@@ -593,17 +595,17 @@ def pcg64(entropy):
 def test_draw_seed_reads_the_whole_state_of_128_bit_seeded_generators():
     low_bits = 12345
     for make in (mt19937, pcg64):
-        same = [_draw_seed(make(2**100 + low_bits)) for _ in range(2)]
+        same = [draw_seed(make(2**100 + low_bits)) for _ in range(2)]
         assert same[0] == same[1]  # reproducible from equal states
         # Entropies equal in their low 64 bits still give different seeds.
-        assert _draw_seed(make(2**101 + low_bits)) != same[0]
+        assert draw_seed(make(2**101 + low_bits)) != same[0]
         rng = make(2**127 + low_bits)
-        seeds = [_draw_seed(rng) for _ in range(32)]
+        seeds = [draw_seed(rng) for _ in range(32)]
         assert len(set(seeds)) == 32  # each draw advances the stream
         assert all(0 <= s < 2**63 for s in seeds)
         assert max(seeds) >= 2**62  # 63 bits wide, not narrowed to 32
-    assert _draw_seed(7) == 7
-    unseeded = [_draw_seed(None) for _ in range(4)]
+    assert draw_seed(7) == 7
+    unseeded = [draw_seed(None) for _ in range(4)]
     assert len(set(unseeded)) == 4 and max(unseeded) >= 2**40
 
 
