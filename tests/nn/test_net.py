@@ -27,7 +27,8 @@ from sklearn_labeldp.nn import (  # noqa: E402
     soft_cross_entropy,
 )
 from sklearn_labeldp.nn._data import draw_seed  # noqa: E402
-from sklearn_labeldp.nn._training import MixupTraining  # noqa: E402
+from sklearn_labeldp.nn._net import fit_label_codes  # noqa: E402
+from sklearn_labeldp.nn._training import MixupTraining, Training, combine  # noqa: E402
 
 N_SAMPLES = 96
 
@@ -402,6 +403,36 @@ def test_mixup_batch_is_a_beta_weighted_convex_combination(data):
     torch.manual_seed(5)
     _, bm = mixup.transform_batch(net, Xb, bits)
     torch.testing.assert_close(bm, lam * bits + (1 - lam) * bits[perm])
+
+
+def test_combined_modes_attach_in_order_and_all_detach_when_one_fails(data):
+    # A mode that wraps the network (DP-SGD's Opacus hooks) must be undone even when
+    # another mode fails to attach, and a failed fit leaves nothing half-fitted.
+    X, y = data
+    calls = []
+
+    class Probe(Training):
+        def __init__(self, name, fail=False):
+            self.name, self.fail = name, fail
+
+        def attach(self, net):
+            calls.append(("attach", self.name))
+            if self.fail:
+                raise RuntimeError("attach failed")
+
+        def detach(self, net):
+            calls.append(("detach", self.name))
+
+    net = make_net(max_epochs=1)
+    modes = combine(Probe("a"), Probe("b", fail=True), Probe("c"))
+    with pytest.raises(RuntimeError, match="attach failed"):
+        fit_label_codes(net, X, y, 10, modes)
+    assert calls == [("attach", "a"), ("attach", "b"),
+                     ("detach", "c"), ("detach", "b"), ("detach", "a")]
+    assert not hasattr(net, "classes_")
+    # The modes are the fit's arguments only: a mixup fit stores none of them.
+    fitted = make_net(mixup_alpha=0.3, max_epochs=1).fit(X, y)
+    assert not any(isinstance(value, Training) for value in vars(fitted).values())
 
 
 def test_mixup_with_soft_and_bit_targets_trains(data):
