@@ -7,7 +7,14 @@ Poisson-subsampled Gaussian mechanism; ``steps`` of them compose. Neighbouring
 datasets differ by adding or removing one example. The accounting itself, Renyi
 DP (Mironov 2017; Mironov, Talwar and Zhang 2019) or privacy loss distributions
 (Koskela et al. 2020; Doroshenko et al. 2022), is dp-accounting's, installed by
-the ``accounting`` extra.
+the ``accounting`` extra; :data:`SUBSAMPLED_GAUSSIAN_METHODS` names the two.
+
+:func:`calibrate_dp_sgd` is the one calibration of DP-SGD in the library, for
+every estimator that runs it (the network of
+:class:`~sklearn_labeldp.nn.DPSGDClassifier` and the Poisson minibatches of
+:class:`~sklearn_labeldp.linear_model.DPLogisticRegression`): the label budget
+is reached through group privacy
+(:mod:`~sklearn_labeldp.accounting._group_privacy`).
 """
 
 import functools
@@ -15,11 +22,19 @@ import logging
 import math
 from numbers import Integral, Real
 
+from ._group_privacy import group_privacy_example_budget
 from ._zcdp import _check_delta, _check_positive
 
-__all__ = ["subsampled_gaussian_epsilon", "subsampled_gaussian_noise_multiplier"]
+__all__ = [
+    "SUBSAMPLED_GAUSSIAN_METHODS",
+    "calibrate_dp_sgd",
+    "subsampled_gaussian_epsilon",
+    "subsampled_gaussian_noise_multiplier",
+]
 
-_METHODS = ("rdp", "pld")
+# dp-accounting's accountants of the subsampled Gaussian, by the name the
+# estimators' `accounting` parameter and the `method` arguments here take.
+SUBSAMPLED_GAUSSIAN_METHODS = ("rdp", "pld")
 # Relative width of the final bracket of the noise-multiplier bisection.
 _NOISE_RTOL = 1e-6
 # The bracket search gives up beyond 2**_MAX_DOUBLINGS times its starting value.
@@ -38,8 +53,10 @@ def _dp_accounting():
 
 
 def _check_method(method):
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}.")
+    if method not in SUBSAMPLED_GAUSSIAN_METHODS:
+        raise ValueError(
+            f"method must be one of {SUBSAMPLED_GAUSSIAN_METHODS}; got {method!r}."
+        )
 
 
 def _check_subsampled_gaussian(noise_multiplier, sample_rate, steps):
@@ -249,6 +266,80 @@ def subsampled_gaussian_noise_multiplier(target_epsilon, sample_rate, steps, del
     return hi
 
 
+def calibrate_dp_sgd(epsilon, delta, sample_rate, n_steps, method="rdp"):
+    """The noise multiplier of a DP-SGD run within a label budget, and its example guarantee.
+
+    DP-SGD with Poisson sampling (Abadi et al. 2016) is accounted for adding or
+    removing one example; a label change is a removal followed by an
+    addition, so an add/remove guarantee ``(eps_ex, delta_ex)`` gives ``(2
+    eps_ex, (1 + e^eps_ex) delta_ex)`` for it (group privacy, Dwork and Roth
+    2014). The target is therefore
+    :func:`~sklearn_labeldp.accounting.group_privacy_example_budget`'s
+    ``eps_ex = epsilon / 2`` (at most 500) and ``delta_ex = delta / (1 +
+    e^eps_ex)``; the noise multiplier is
+    :func:`subsampled_gaussian_noise_multiplier` for it, and the guarantee
+    returned is the one the accountant computes for that multiplier, at most
+    the target. Every input is public: a run that cannot be calibrated raises
+    before any label is read.
+
+    Parameters
+    ----------
+    epsilon : float
+        Label-DP epsilon budget of the run, > 0.
+    delta : float
+        Label-DP delta budget, in (0, 1).
+    sample_rate : float
+        Poisson sampling probability ``q`` in ``(0, 1]``.
+    n_steps : int
+        Number ``T`` of noisy steps, >= 1.
+    method : {"rdp", "pld"}, default="rdp"
+        dp-accounting's accountant (:data:`SUBSAMPLED_GAUSSIAN_METHODS`), as in
+        :func:`subsampled_gaussian_epsilon`.
+
+    Returns
+    -------
+    noise_multiplier : float
+        Noise std divided by the clipping norm.
+    example_epsilon, example_delta : float
+        The add/remove guarantee of the run, ``example_epsilon <= epsilon /
+        2``; :func:`~sklearn_labeldp.accounting.group_privacy_label_budget`
+        turns it into the label-change guarantee charged.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range, if no noise multiplier reaches the
+        target, or if the accountant computes the run's epsilon as 0 or as a
+        non-finite value (no budget can be charged with it). The message
+        names public quantities only.
+    ImportError
+        If dp-accounting (the ``accounting`` extra) is not installed.
+
+    References
+    ----------
+    Abadi et al. 2016, "Deep Learning with Differential Privacy".
+    Dwork and Roth 2014, "The Algorithmic Foundations of Differential
+    Privacy", Sec. 2.3 (group privacy).
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.accounting._subsampled import calibrate_dp_sgd
+    >>> sigma, eps_ex, delta_ex = calibrate_dp_sgd(2.0, 1e-5, 0.01, 1_000)
+    >>> round(sigma, 3), eps_ex <= 1.0, round(delta_ex * 1e6, 4)
+    (1.598, True, 2.6894)
+    """
+    example_target, example_delta = group_privacy_example_budget(epsilon, delta)
+    noise_multiplier = subsampled_gaussian_noise_multiplier(
+        example_target, sample_rate, n_steps, example_delta, method=method
+    )
+    example_epsilon = subsampled_gaussian_epsilon(
+        noise_multiplier, sample_rate, n_steps, example_delta, method=method
+    )
+    if not (math.isfinite(example_epsilon) and example_epsilon > 0):
+        raise ValueError(f"the run's epsilon computes as {example_epsilon!r}")
+    return noise_multiplier, example_epsilon, example_delta
+
+
 def _check_spend_params(value, budget):
     """Validate a record's ``params["subsampled_gaussian"]`` against its budget.
 
@@ -264,7 +355,8 @@ def _check_spend_params(value, budget):
     value = _check_subsampled_gaussian(*value)
     delta = _check_delta(budget.delta)
     # The cheap RDP bound first; PLD (usually tighter) only if the record is below it.
-    if not any(budget.epsilon >= _epsilon(*value, delta, method) for method in _METHODS):
+    if not any(budget.epsilon >= _epsilon(*value, delta, method)
+               for method in SUBSAMPLED_GAUSSIAN_METHODS):
         raise ValueError(
             f"budget {budget} understates the subsampled Gaussian mechanism "
             f"(noise_multiplier, sample_rate, steps) = {value} at delta={delta}."

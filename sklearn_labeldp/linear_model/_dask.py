@@ -1,8 +1,11 @@
-"""DP least squares on dask arrays: lazy checks, blockwise statistics, lazy predictions.
+"""The dask path of the linear models: lazy checks, blockwise sums, lazy predictions.
 
-:class:`~sklearn_labeldp.linear_model.DPLeastSquaresClassifier` accepts a dask
-``X`` chunked by rows (its columns are put in one chunk) and a ``y`` chunked
-like it. Nothing here computes the whole of ``X`` or ``y`` on the client:
+Two mechanisms fit a dask ``X`` chunked by rows (its columns are put in one
+chunk) and a ``y`` chunked like it:
+:class:`~sklearn_labeldp.linear_model.DPLeastSquaresClassifier` (DP least
+squares) and :class:`~sklearn_labeldp.linear_model.DPLogisticRegression` with
+``solver="newton"`` or ``"fc"`` (DP-Newton and DP-FC, private ERM). Nothing
+here computes the whole of ``X`` or ``y`` on the client:
 
 - the checks of shapes, dtypes and chunks are lazy (:func:`check_dask_Xy`);
   the values are checked by small reductions computed before the budget is
@@ -11,12 +14,17 @@ like it. Nothing here computes the whole of ``X`` or ``y`` on the client:
   in ``classes`` by :func:`unknown_labels`), as the numpy path checks them;
 - the labels stay a dask array of codes (:func:`encode_dask_labels`) inside
   :class:`~sklearn_labeldp._private_labels.PrivateLabels`, which keeps dask
-  codes lazy, and reach the DP-LS mechanism only through
-  :meth:`~sklearn_labeldp._private_labels.PrivateLabels.release`; the
-  mechanism sums the exact statistics of every block
-  (:func:`dask_least_squares_statistics`, a tree reduction), computes the
-  ``O(K p^2)`` result and adds the noise once, on the client;
+  codes lazy, and reach a mechanism only through
+  :meth:`~sklearn_labeldp._private_labels.PrivateLabels.release`;
+- every block of rows gives the exact sums of the numpy kernels of
+  :mod:`~sklearn_labeldp.linear_model._statistics`, and a tree reduction adds
+  them up in one ``dask.compute``: DP least squares' statistics
+  (:func:`dask_least_squares_statistics`, once) and DP-Newton's or DP-FC's
+  sums (:class:`DaskSecondOrderSums`, once per step). The mechanism adds the
+  noise on the client, in the same order as for numpy input;
 - predictions map over the blocks of ``X`` (:func:`dask_decision_function`).
+
+dask itself is imported where it is used: it is an optional extra.
 """
 
 import uuid
@@ -26,6 +34,7 @@ import numpy as np
 from sklearn.utils.extmath import safe_sparse_dot
 
 from .._base import check_classes
+from ._statistics import gram_sum, least_squares_statistics, step_sums
 
 __all__ = [
     "check_dask_Xy",
@@ -186,8 +195,6 @@ def _keys_shapes(p, n_classes, formulation, gram):
 
 
 def _block_statistics(codes, Z, *, keys_shapes, **kwargs):
-    from ._least_squares import least_squares_statistics
-
     stats = least_squares_statistics(codes[:, 0], Z, gram="G" in dict(keys_shapes), **kwargs)
     return np.concatenate([stats[key].ravel() for key, _ in keys_shapes])[None, :]
 
@@ -198,7 +205,7 @@ def dask_least_squares_statistics(
     """The exact DP-LS statistics of dask ``codes`` and ``Z``, by a tree reduction.
 
     Every block of rows gives the statistics of
-    :func:`~sklearn_labeldp.linear_model._least_squares.least_squares_statistics`
+    :func:`~sklearn_labeldp.linear_model._statistics.least_squares_statistics`
     (the numpy implementation, which also checks the row norms), flattened
     into one row; the rows are summed by ``sum(axis=0, split_every=...)`` and
     the ``O(K p^2)`` sum is computed (``dask.compute``): this is the one place
@@ -270,14 +277,10 @@ def _reduce_rows(function, length, *arrays, split_every, name):
 
 
 def _block_gram(Z):
-    from ._second_order import gram_sum
-
     return gram_sum(Z).ravel()[None, :]
 
 
 def _block_step(codes, Z, *, theta, n_classes, hessians):
-    from ._second_order import step_sums
-
     grad, hess = step_sums(codes[:, 0], Z, theta, n_classes, hessians)
     flat = [grad.ravel()] if hess is None else [grad.ravel(), hess.ravel()]
     return np.concatenate(flat)[None, :]
@@ -288,8 +291,8 @@ class DaskSecondOrderSums:
 
     :meth:`gram` (FC, once) and :meth:`step` (every step) each run one
     ``dask.compute``: every block of rows gives what
-    :func:`~sklearn_labeldp.linear_model._second_order.step_sums` (or
-    :func:`~sklearn_labeldp.linear_model._second_order.gram_sum`) gives on
+    :func:`~sklearn_labeldp.linear_model._statistics.step_sums` (or
+    :func:`~sklearn_labeldp.linear_model._statistics.gram_sum`) gives on
     those rows, the current ``theta`` broadcast to the blocks, and the
     ``O(m d^2)`` flat rows are summed by a tree reduction. The noise and the
     step are taken on the client by the caller.

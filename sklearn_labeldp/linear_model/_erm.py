@@ -1,7 +1,7 @@
 """Private ERM estimators: DPLogisticRegression and DPLinearSVC.
 
 The losses live in ``_losses``, the calibration of the mechanisms in
-``_perturbation`` and the training methods in the solver table of
+``_calibration`` and the training methods in the solver table of
 ``_solvers``; this module maps the features, plans the fit from public
 information, and reports the model on the raw features. The whole private
 training of every binary problem is one solver's ``train`` function of the
@@ -431,8 +431,10 @@ class DPLogisticRegression(_BasePrivateERM):
         released statistic: ``"gradient"``, and ``"hessian"`` or ``"gram"``
         under full DP); for ``"sgd"`` and ``"adam"``: ``n_noisy_steps``,
         ``noise_multiplier`` (``s``), ``sample_rate`` (``q``),
-        ``expected_batch_size`` (``q n``), ``clip_norm`` (``None`` under label
-        DP), ``learning_rate``, ``sensitivities`` and ``noise_stds`` (key
+        ``expected_batch_size`` (``q n``), ``max_grad_norm`` (the clipping
+        norm used, the parameter's value or its default; ``None`` under label
+        DP), ``learning_rate`` (the parameter's value or its default),
+        ``sensitivities`` and ``noise_stds`` (key
         ``"gradient"``, the noise on the released mean), and ``rho`` for full
         batch. ``rho`` is always the zCDP parameter for a label change, and
         ``sensitivities`` those the noise is scaled to (add/remove under full

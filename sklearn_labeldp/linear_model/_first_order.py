@@ -20,7 +20,7 @@ The training function :func:`noisy_first_order_logistic` takes the label codes
 first: the estimators call it only through ``PrivateLabels.release``. Its
 noise, sampling rate and clipping norm are calibrated beforehand, from public
 quantities only, by
-:func:`~sklearn_labeldp.linear_model._perturbation.first_order_params`. Every
+:func:`~sklearn_labeldp.linear_model._calibration.first_order_params`. Every
 random draw (the Poisson batches and the noise) comes from the one generator
 it is given.
 """
@@ -30,31 +30,10 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from ._preprocessing import row_norms
+from ._statistics import one_vs_rest_targets
 
 # Adam's constants (Kingma and Ba 2015), fixed: not parameters of the estimator.
 ADAM_BETA1, ADAM_BETA2, ADAM_EPS = 0.9, 0.999, 1e-8
-
-OPTIMIZERS = ("sgd", "adam")
-
-
-def label_targets(codes, n_classes):
-    """The targets ``E`` of the per-class sigmoid cross-entropy: ``(n, 1)`` or one-hot ``(n, K)``.
-
-    Parameters
-    ----------
-    codes : ndarray of shape (n_samples,)
-    n_classes : int
-
-    Returns
-    -------
-    ndarray of shape (n_samples, m)
-    """
-    codes = np.asarray(codes)
-    if n_classes == 2:
-        return (codes == 1).astype(np.float64)[:, None]
-    E = np.zeros((codes.shape[0], n_classes))
-    E[np.arange(codes.shape[0]), codes] = 1.0
-    return E
 
 
 def clipped_residuals(theta, Z, E, z_norms, clip_norm):
@@ -70,7 +49,8 @@ def clipped_residuals(theta, Z, E, z_norms, clip_norm):
     theta : ndarray of shape (m, d)
     Z : {ndarray, sparse matrix} of shape (n, d)
     E : ndarray of shape (n, m)
-        Targets (:func:`label_targets`).
+        Targets
+        (:func:`~sklearn_labeldp.linear_model._statistics.one_vs_rest_targets`).
     z_norms : ndarray of shape (n,)
         ``||z_i||``.
     clip_norm : float or None
@@ -210,7 +190,7 @@ def noisy_first_order_logistic(
     ndarray of shape (n_problems, d)
     """
     rng = random_state
-    E = label_targets(codes, n_classes)
+    E = one_vs_rest_targets(codes, n_classes)
     z_norms = row_norms(Z)
     theta = np.zeros((E.shape[1], Z.shape[1]))
     if optimizer == "adam":

@@ -7,27 +7,29 @@ DP) or post-processing of its output (PSD projection, Cholesky solves).
 """
 
 import math
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from numbers import Real
 
 import numpy as np
-import scipy.sparse as sp
-from joblib import cpu_count
 from scipy.linalg import cho_factor, cho_solve
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_info, threadpool_limits
 
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
 from ..accounting import PrivacySpend, zcdp_to_approx_dp
 from ..utils import check_generator, is_dask
-from ._dask import dask_decision_function, dask_predict, map_design, prepare_dask_Xy
+from ._calibration import calibrate_gaussian_releases, gaussian_releases_rho
+from ._dask import (
+    dask_decision_function,
+    dask_least_squares_statistics,
+    dask_predict,
+    map_design,
+    prepare_dask_Xy,
+)
 from ._gram_noise import add_symmetric_noise, project_psd, project_psd_one
-from ._perturbation import calibrate_gaussian_releases, gaussian_releases_rho
 from ._preprocessing import clipped_design, plan_row_bound
+from ._statistics import dense_gram, least_squares_statistics, map_classes
 
 __all__ = ["DPLeastSquaresClassifier"]
 
@@ -105,11 +107,6 @@ def least_squares_label_sensitivities(privacy, formulation, data_norm):
     return shifts
 
 
-def _gram(Z):
-    gram = safe_sparse_dot(Z.T, Z, dense_output=True)
-    return np.asarray(gram.toarray() if sp.issparse(gram) else gram, dtype=np.float64)
-
-
 def noisy_least_squares_statistics(
     codes, *, Z, n_classes, privacy, formulation, noise_multiplier, data_norm, random_state
 ):
@@ -129,7 +126,8 @@ def noisy_least_squares_statistics(
     :func:`least_squares_label_sensitivities`.
 
     A dask ``codes`` and ``Z`` (blocks of rows, aligned) are reduced blockwise:
-    the exact statistics of every block (:func:`least_squares_statistics`) are
+    the exact statistics of every block
+    (:func:`~sklearn_labeldp.linear_model._statistics.least_squares_statistics`) are
     summed by a tree reduction and computed, then the noise is added here, on
     the client, from ``random_state`` in the same order as for numpy input
     (:func:`add_statistics_noise`): the same generator gives the same noise.
@@ -161,8 +159,6 @@ def noisy_least_squares_statistics(
         symmetric but not projected to the PSD cone (post-processing does that).
     """
     if is_dask(codes, Z):
-        from ._dask import dask_least_squares_statistics
-
         stats = dask_least_squares_statistics(
             codes, Z, n_classes=n_classes, formulation=formulation, data_norm=data_norm,
             gram=True)
@@ -176,53 +172,6 @@ def noisy_least_squares_statistics(
             gram=privacy == "full")
     add_statistics_noise(stats, privacy, formulation, noise_multiplier, data_norm,
                          check_generator(random_state))
-    return stats
-
-
-def least_squares_statistics(codes, Z, *, n_classes, formulation, data_norm, gram):
-    """The exact sufficient statistics of DP-LS (no noise): ``b``, ``A`` and ``G``.
-
-    The one implementation of the sums, used by the numpy path on the whole of
-    ``Z`` and by the dask path on every block (whose results are then summed).
-
-    Parameters
-    ----------
-    codes : ndarray of shape (n_samples,)
-    Z : {ndarray, sparse matrix} of shape (n_samples, p)
-        Rows of L2 norm at most ``data_norm`` (checked).
-    n_classes : int
-    formulation : {"weighted", "ridge"}
-        ``"A"`` is computed for ``"weighted"`` only.
-    data_norm : float
-    gram : bool
-        Whether to compute ``"G" = Z^T Z`` (from ``Z`` alone).
-
-    Returns
-    -------
-    dict
-        ``"b"`` (p, n_classes), ``"A"`` (n_classes, p, p), ``"G"`` (p, p).
-    """
-    codes = np.asarray(codes, dtype=np.intp)
-    n, p = Z.shape
-    sq_norms = (
-        np.asarray(Z.multiply(Z).sum(axis=1)).ravel() if sp.issparse(Z) else np.einsum(
-            "ij,ij->i", Z, Z)
-    )
-    if sq_norms.size and sq_norms.max() > data_norm**2 * (1 + 1e-9):
-        raise ValueError("the rows of Z must have L2 norm <= data_norm; clip them first.")
-    one_hot = sp.csr_matrix(
-        (np.ones(n), (np.arange(n), codes)), shape=(n, n_classes), dtype=np.float64
-    )
-    # Z^T Y through the sparse one-hot: O(nnz(Z)) instead of a dense n x p x K product.
-    b = np.asarray(safe_sparse_dot(one_hot.T, Z, dense_output=True)).T.copy()
-    stats = {"b": b}
-    if formulation == "weighted":
-        stats["A"] = _class_grams(Z, codes, n_classes)
-    if gram:
-        # Under full DP the mechanism also releases G, from the features alone: sum_j A_j
-        # would equal it only up to rounding that depends on the labels (the order of the
-        # sum), and the ledger is charged for a label change that does not move G at all.
-        stats["G"] = _gram(Z)
     return stats
 
 
@@ -248,61 +197,6 @@ def add_statistics_noise(stats, privacy, formulation, noise_multiplier, data_nor
     return stats
 
 
-def _class_grams(Z, codes, n_classes):
-    """``A_j = Z_j^T Z_j`` for the rows ``Z_j`` of each class (stacked).
-
-    Dense rows are gathered class by class into a buffer the size of the largest
-    class, which stays in cache (no sorted copy of ``Z``), and ``rows.T @ rows``
-    is a symmetric rank-k update (numpy calls ``syrk``). The classes run on
-    :func:`_map_classes`' thread pool, one buffer per thread.
-    """
-    p = Z.shape[1]
-    A = np.empty((n_classes, p, p))
-    order = np.argsort(codes, kind="stable")
-    counts = np.bincount(codes, minlength=n_classes)
-    bounds = np.concatenate([[0], np.cumsum(counts)])
-    if sp.issparse(Z):
-        Z_sorted = Z[order]
-        for j in range(n_classes):
-            A[j] = _gram(Z_sorted[bounds[j] : bounds[j + 1]])
-        return A
-    Z = np.ascontiguousarray(Z, dtype=np.float64)
-    local = threading.local()
-
-    def class_gram(j):
-        if not hasattr(local, "buffer"):
-            local.buffer = np.empty((int(counts.max(initial=0)), p))
-        rows = local.buffer[: counts[j]]
-        np.take(Z, order[bounds[j] : bounds[j + 1]], axis=0, out=rows)
-        np.matmul(rows.T, rows, out=A[j])
-
-    _map_classes(class_gram, n_classes, parallel=p >= 32)
-    return A
-
-
-def _n_blas_threads():
-    """Threads the BLAS may use now: the caller's ``threadpool_limits`` are respected."""
-    counts = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
-    return max(counts) if counts else cpu_count(only_physical_cores=False)
-
-
-def _map_classes(function, n_classes, *, parallel=True):
-    """``[function(j) for j in range(n_classes)]``, on a thread pool.
-
-    The per-class problems are small dense ones (p x p) that a multithreaded BLAS
-    does not speed up much one at a time (and slows down a lot when the cores are
-    shared with other processes): they run side by side instead, as many as the
-    BLAS has threads now, with one BLAS thread each. numpy's BLAS and LAPACK calls
-    release the GIL. Each class's result depends on nothing but its inputs, so
-    it does not depend on the scheduling.
-    """
-    n_threads = max(1, min(n_classes, _n_blas_threads())) if parallel else 1
-    if n_threads == 1:
-        return [function(j) for j in range(n_classes)]
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_threads) as pool:
-        return list(pool.map(function, range(n_classes)))
-
-
 def _solve_one_class(A_j, b_j, base):
     # Project A~_j to the PSD cone, add w G + alpha I, solve by Cholesky.
     system = project_psd_one(A_j)
@@ -316,7 +210,7 @@ def _solve_weighted(A, b, base):
 
     The noise was drawn before: the result does not depend on the scheduling.
     """
-    rows = _map_classes(
+    rows = map_classes(
         lambda j: _solve_one_class(A[j], b[:, j], base), A.shape[0], parallel=A.shape[1] >= 32
     )
     return np.stack(rows)
@@ -640,7 +534,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         if self.privacy == "full":
             G = project_psd(stats["G"])
         else:  # public: from Z alone (for dask Z, from the release's pass over the blocks)
-            G = stats.pop("G_public") if "G_public" in stats else _gram(Z)
+            G = stats.pop("G_public") if "G_public" in stats else dense_gram(Z)
         ridge = self.alpha * np.eye(p)
         if self.formulation == "ridge":
             factor = cho_factor(G + ridge, lower=True, check_finite=False)

@@ -4,49 +4,25 @@ Mehta, Krichene, Thakurta, Kurakin and Cutkosky (2023), Alg. 1 and 2.
 The training function :func:`noisy_second_order_logistic` takes the label
 codes first: the estimators call it only through ``PrivateLabels.release``.
 Its noise is calibrated beforehand, from public quantities only, by
-:func:`~sklearn_labeldp.linear_model._perturbation.second_order_params`;
+:func:`~sklearn_labeldp.linear_model._calibration.second_order_params`;
 noisy matrices get the symmetric noise of
 :func:`~sklearn_labeldp.linear_model._gram_noise.add_symmetric_noise` and are
-projected to the PSD cone.
+projected to the PSD cone. The exact sums of every step are
+:mod:`~sklearn_labeldp.linear_model._statistics`' kernels, on all the rows
+(:class:`~sklearn_labeldp.linear_model._statistics.NumpySecondOrderSums`) or
+on every block of rows of a dask array
+(:class:`~sklearn_labeldp.linear_model._dask.DaskSecondOrderSums`); the noise
+and the step are taken here, in the same order for both.
 """
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.linalg import cho_solve
-from scipy.special import expit
 
+from ..utils import is_dask
+from ._dask import dask_second_order_sums
 from ._gram_noise import add_symmetric_noise, project_psd
 from ._losses import LogisticLoss
-
-
-def _weighted_gram(Z, w):
-    if sp.issparse(Z):
-        return np.asarray((Z.T @ sp.diags(w) @ Z).todense())
-    return (Z * w[:, None]).T @ Z
-
-
-def gradient_sum(P, Z, E):
-    """The released gradient sum ``sum_i (p_i - e_i) z_i^T`` (``m x d``).
-
-    ``P = sigmoid(Z Theta^T)``, ``E`` the targets.
-
-    The only statistic that reads the labels (through ``E``): a label change
-    moves it by ``(e_old - e_new) z^T``.
-    """
-    return np.asarray(Z.T @ (P - E)).T
-
-
-def hessian_sum(P_j, Z):
-    """The released Hessian sum ``sum_i p_ij (1 - p_ij) z_i z_i^T`` of problem ``j``.
-
-    A function of the features and of ``Theta`` (through ``P_j``) only, no label.
-    """
-    return _weighted_gram(Z, P_j * (1.0 - P_j))
-
-
-def gram_sum(Z):
-    """The released Gram matrix ``G = sum_i z_i z_i^T`` of DP-FC; no label."""
-    return _weighted_gram(Z, np.ones(Z.shape[0]))
+from ._statistics import NumpySecondOrderSums
 
 
 def noisy_second_order_logistic(
@@ -94,55 +70,15 @@ def noisy_second_order_logistic(
     -------
     ndarray of shape (n_problems, d)
     """
-    from ..utils import is_dask
-
     if is_dask(codes, Z):
-        from ._dask import dask_second_order_sums
-
         sums = dask_second_order_sums(codes, Z, n_classes=n_classes, solver=solver)
     else:
-        sums = _NumpySums(codes, Z, n_classes)
+        sums = NumpySecondOrderSums(codes, Z, n_classes)
     return _second_order_steps(
         sums, n=Z.shape[0], d=Z.shape[1], m=1 if n_classes == 2 else n_classes,
         solver=solver, n_noisy_steps=n_noisy_steps, reg=reg, noise_stds=noise_stds,
         rng=random_state,
     )
-
-
-def targets(codes, n_classes):
-    """The one-vs-rest targets ``E`` (``n x m``) of the label codes."""
-    if n_classes == 2:
-        return (codes == 1).astype(np.float64)[:, None]
-    E = np.zeros((codes.shape[0], n_classes))
-    E[np.arange(codes.shape[0]), codes] = 1.0
-    return E
-
-
-def step_sums(codes, Z, theta, n_classes, hessians):
-    """The exact sums of one step on the rows ``Z``: the gradient sum and, for
-    ``hessians``, the ``m`` Hessian sums (``m x d x d``), else None.
-
-    The numpy path calls it on all rows, the dask path on every block of rows
-    (then sums the blocks).
-    """
-    P = expit(np.asarray(Z @ theta.T))
-    grad = gradient_sum(P, Z, targets(codes, n_classes))
-    if not hessians:
-        return grad, None
-    return grad, np.stack([hessian_sum(P[:, j], Z) for j in range(theta.shape[0])])
-
-
-class _NumpySums:
-    """The exact sums of every step from in-memory ``codes`` and ``Z``."""
-
-    def __init__(self, codes, Z, n_classes):
-        self.codes, self.Z, self.n_classes = codes, Z, n_classes
-
-    def gram(self):
-        return gram_sum(self.Z)
-
-    def step(self, theta, hessians):
-        return step_sums(self.codes, self.Z, theta, self.n_classes, hessians)
 
 
 def _second_order_steps(sums, *, n, d, m, solver, n_noisy_steps, reg, noise_stds, rng):

@@ -25,8 +25,11 @@ Each solver is a small object with
   dropped by the release's seal, since its occurrence and text depend on the
   labels.
 
-Solvers: objective and output perturbation (Chaudhuri, Monteleoni and Sarwate
-2011) through :func:`perturbed_erm`, DP-Newton and DP-FC (Mehta, Krichene,
+The public parameters of every solver are calibrated in
+:mod:`~sklearn_labeldp.linear_model._calibration`. Solvers: objective and
+output perturbation (Chaudhuri, Monteleoni and Sarwate 2011) through
+:func:`~sklearn_labeldp.linear_model._perturbed_erm.perturbed_erm`, DP-Newton
+and DP-FC (Mehta, Krichene,
 Thakurta, Kurakin and Cutkosky 2023) through
 :func:`~sklearn_labeldp.linear_model._second_order.noisy_second_order_logistic`,
 DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1) through
@@ -35,23 +38,11 @@ DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1) through
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..accounting import (
-    PrivacySpend,
-    group_privacy_example_budget,
-    group_privacy_label_budget,
-    subsampled_gaussian_epsilon,
-    zcdp_to_approx_dp,
-)
+from ..accounting import PrivacySpend, group_privacy_label_budget, zcdp_to_approx_dp
+from ..accounting._subsampled import calibrate_dp_sgd
+from ._calibration import first_order_params, perturbation_params, second_order_params
 from ._first_order import noisy_first_order_logistic
-from ._minimise import minimise
-from ._perturbation import (
-    first_order_params,
-    perturbation_params,
-    sample_l2_gamma_noise,
-    second_order_params,
-)
+from ._perturbed_erm import perturbed_erm
 from ._second_order import noisy_second_order_logistic
 
 
@@ -97,56 +88,6 @@ class ERMSetting:
     batch_size: int = None
     learning_rate: float = None
     max_grad_norm: float = None
-
-
-def perturbed_erm(codes, *, Z, n_classes, loss, solver, params, tol, max_iter, random_state):
-    """One-vs-rest private ERM: objective or output perturbation of each binary problem.
-
-    Objective perturbation minimises ``J(f) + b.f / n + (Delta/2) ||f||^2``;
-    output perturbation releases ``argmin J + b``. Either way ``||b|| ~
-    Gamma(d, noise_scale)`` in a uniform direction, one draw per problem.
-
-    Parameters
-    ----------
-    codes : ndarray of shape (n_samples,)
-        Private label codes; only :meth:`PrivateLabels.release` passes them.
-    Z : {ndarray, sparse matrix} of shape (n_samples, d)
-        Public features, rows of norm <= 1.
-    n_classes : int
-        One binary problem (``codes == 1`` positive) when 2, else one per class.
-    loss : LogisticLoss or HuberHingeLoss
-    solver : {"objective", "output"}
-    params : dict
-        From :func:`~sklearn_labeldp.linear_model._perturbation.perturbation_params`:
-        ``regularization`` (``Lambda``), ``noise_scale`` and, for
-        ``"objective"``, ``extra_regularization`` (``Delta``).
-    tol : float
-    max_iter : int
-        Of the exact minimiser; :class:`~sklearn_labeldp.exceptions.ConvergenceError`
-        when not met (a :class:`~sklearn_labeldp.exceptions.ReleaseError` with
-        :meth:`_Perturbation.failure`'s text outside the release).
-    random_state : numpy.random.Generator
-
-    Returns
-    -------
-    coef : ndarray of shape (n_problems, d)
-        Only the coefficients: the optimiser's iteration count depends on the
-        labels and is not covered by the guarantee, so it is not released.
-    """
-    n, d = Z.shape
-    reg, scale = params["regularization"], params["noise_scale"]
-    positives = [1] if n_classes == 2 else range(n_classes)
-    coef = np.zeros((len(positives), d))
-    for row, positive in enumerate(positives):
-        signs = np.where(codes == positive, 1.0, -1.0)
-        if solver == "objective":
-            b = sample_l2_gamma_noise(d, scale, random_state)
-            extra = params["extra_regularization"]
-            coef[row], _ = minimise(loss, Z, signs, reg + extra, b / n, tol, max_iter)
-        else:
-            f, _ = minimise(loss, Z, signs, reg, np.zeros(d), tol, max_iter)
-            coef[row] = f + sample_l2_gamma_noise(d, scale, random_state)
-    return coef
 
 
 def _example_params(example):
@@ -297,11 +238,11 @@ class _FirstOrder(_Solver):
     def example_guarantee(self, setting, params):
         if params["sample_rate"] == 1.0:
             return _zcdp_example_guarantee(setting, params)
-        _, example_delta = group_privacy_example_budget(setting.epsilon, setting.delta)
-        example_epsilon = subsampled_gaussian_epsilon(
-            params["noise_multiplier"], params["sample_rate"], params["n_noisy_steps"],
-            example_delta,
-        )
+        # The guarantee that calibrate() achieved with params["noise_multiplier"]: the
+        # calibration is a function of these public quantities alone, and its
+        # accountant's answers are cached, so asking again costs no new accounting.
+        _, example_epsilon, example_delta = calibrate_dp_sgd(
+            setting.epsilon, setting.delta, params["sample_rate"], params["n_noisy_steps"])
         return example_epsilon, example_delta
 
     def privacy_spend(self, setting, params):
@@ -319,7 +260,7 @@ class _FirstOrder(_Solver):
             codes, Z=Z, n_classes=setting.n_classes, optimizer=self.kind,
             n_noisy_steps=params["n_noisy_steps"], reg=params["regularization"],
             learning_rate=params["learning_rate"], sample_rate=params["sample_rate"],
-            clip_norm=params["clip_norm"], expected_batch_size=params["expected_batch_size"],
+            clip_norm=params["max_grad_norm"], expected_batch_size=params["expected_batch_size"],
             noise_std=params["noise_stds"]["gradient"], random_state=random_state,
         )
 

@@ -16,14 +16,7 @@ from sklearn_labeldp.accounting import (
     group_privacy_example_budget,
     group_privacy_label_budget,
 )
-from sklearn_labeldp.linear_model._gram_noise import project_psd
-from sklearn_labeldp.linear_model._least_squares import (
-    least_squares_label_sensitivities,
-    least_squares_sensitivities,
-    noisy_least_squares_statistics,
-)
-from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss, neighbour_bounds
-from sklearn_labeldp.linear_model._perturbation import (
+from sklearn_labeldp.linear_model._calibration import (
     calibrate_gaussian_releases,
     first_order_label_sensitivity,
     gaussian_releases_rho,
@@ -36,6 +29,13 @@ from sklearn_labeldp.linear_model._perturbation import (
     second_order_release_counts,
     second_order_sensitivities,
 )
+from sklearn_labeldp.linear_model._gram_noise import project_psd
+from sklearn_labeldp.linear_model._least_squares import (
+    least_squares_label_sensitivities,
+    least_squares_sensitivities,
+    noisy_least_squares_statistics,
+)
+from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss, neighbour_bounds
 from sklearn_labeldp.linear_model._preprocessing import clip_rows, plan_row_bound
 
 

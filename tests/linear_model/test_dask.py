@@ -17,10 +17,10 @@ from sklearn_labeldp.linear_model._dask import (  # noqa: E402
     dask_least_squares_statistics,
 )
 from sklearn_labeldp.linear_model._least_squares import (  # noqa: E402
-    least_squares_statistics,
     noisy_least_squares_statistics,
 )
 from sklearn_labeldp.linear_model._preprocessing import clipped_design  # noqa: E402
+from sklearn_labeldp.linear_model._statistics import least_squares_statistics  # noqa: E402
 
 CHUNKINGS = [1000, 333, (400, 1, 0, 599)]
 N, D, K = 1000, 5, 3

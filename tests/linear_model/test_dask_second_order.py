@@ -12,9 +12,9 @@ from sklearn_labeldp.linear_model import DPLinearSVC, DPLogisticRegression  # no
 from sklearn_labeldp.linear_model._dask import dask_second_order_sums  # noqa: E402
 from sklearn_labeldp.linear_model._preprocessing import clipped_design  # noqa: E402
 from sklearn_labeldp.linear_model._second_order import (  # noqa: E402
-    _NumpySums,
     noisy_second_order_logistic,
 )
+from sklearn_labeldp.linear_model._statistics import NumpySecondOrderSums  # noqa: E402
 
 CHUNKINGS = [1000, 333, (400, 1, 0, 599)]
 N, D = 1000, 5
@@ -52,7 +52,7 @@ def test_blockwise_sums_equal_numpy(data, chunks, n_classes, hessians):
     Z = clipped_design(X, 3.0, intercept=True, scale=0.5)
     theta = np.random.default_rng(1).normal(size=(1 if n_classes == 2 else n_classes, D + 1))
     Zd, yd = to_dask(Z, y, chunks)
-    expected = _NumpySums(y, Z, n_classes)
+    expected = NumpySecondOrderSums(y, Z, n_classes)
     got = dask_second_order_sums(yd, Zd, n_classes=n_classes, solver="newton", split_every=2)
     np.testing.assert_allclose(got.gram(), expected.gram(), rtol=1e-10, atol=1e-10)
     (g1, h1), (g0, h0) = got.step(theta, hessians), expected.step(theta, hessians)

@@ -17,29 +17,34 @@ from sklearn.preprocessing import StandardScaler
 
 from sklearn_labeldp.accounting import (
     BudgetAccountant,
+    _subsampled,
     approx_dp_to_zcdp,
     subsampled_gaussian_epsilon,
     subsampled_gaussian_noise_multiplier,
     zcdp_to_approx_dp,
 )
+from sklearn_labeldp.accounting._subsampled import (
+    SUBSAMPLED_GAUSSIAN_METHODS,
+    calibrate_dp_sgd,
+)
 from sklearn_labeldp.exceptions import ReleaseError
 from sklearn_labeldp.linear_model import DPLogisticRegression, _first_order, _solvers
-from sklearn_labeldp.linear_model._erm import _feature_map
-from sklearn_labeldp.linear_model._first_order import (
-    clipped_residuals,
-    label_targets,
-    noisy_first_order_logistic,
-    noisy_gradient,
-    per_example_gradients,
-    poisson_sample,
-)
-from sklearn_labeldp.linear_model._perturbation import (
+from sklearn_labeldp.linear_model._calibration import (
     DEFAULT_LEARNING_RATES,
     first_order_label_sensitivity,
     first_order_params,
     first_order_sensitivity,
 )
+from sklearn_labeldp.linear_model._erm import _feature_map
+from sklearn_labeldp.linear_model._first_order import (
+    clipped_residuals,
+    noisy_first_order_logistic,
+    noisy_gradient,
+    per_example_gradients,
+    poisson_sample,
+)
 from sklearn_labeldp.linear_model._preprocessing import row_norms
+from sklearn_labeldp.linear_model._statistics import one_vs_rest_targets
 
 DELTA = 1e-5
 
@@ -73,7 +78,7 @@ def _fit(X, y, n_classes, **params):
 def test_clipped_per_example_gradients_are_bounded(n_classes, clip_norm):
     Z = _design(n_unit=20)
     codes = np.random.default_rng(1).integers(0, n_classes, Z.shape[0])
-    E = label_targets(codes, n_classes)
+    E = one_vs_rest_targets(codes, n_classes)
     theta = np.random.default_rng(2).standard_normal((E.shape[1], Z.shape[1])) * 2.0
     clipped = per_example_gradients(theta, Z, E, clip_norm)
     raw = per_example_gradients(theta, Z, E, None)
@@ -99,7 +104,7 @@ def test_clipped_per_example_gradients_are_bounded(n_classes, clip_norm):
 def test_sparse_rows_give_the_same_clipped_gradients():
     Z = _design(n_unit=10)
     Z[:, :3][np.abs(Z[:, :3]) < 0.1] = 0.0
-    E = label_targets(np.arange(len(Z)) % 3, 3)
+    E = one_vs_rest_targets(np.arange(len(Z)) % 3, 3)
     theta = np.random.default_rng(0).standard_normal((3, Z.shape[1]))
     np.testing.assert_allclose(per_example_gradients(theta, sp.csr_matrix(Z), E, 0.2),
                                per_example_gradients(theta, Z, E, 0.2))
@@ -118,7 +123,7 @@ def test_the_solver_clips_every_gradient_it_uses(monkeypatch):
     X, y = _blobs(3, n=400)
     clf = _fit(X, y, 3, solver="sgd", privacy="full", max_grad_norm=0.1, batch_size=100,
                n_noisy_steps=6)
-    assert clf.mechanism_params_["clip_norm"] == 0.1
+    assert clf.mechanism_params_["max_grad_norm"] == 0.1
     assert len(seen) == 6
     for norms, clip, batch in seen:
         assert clip == 0.1 and batch < 400  # Poisson batches, not the whole set
@@ -135,7 +140,7 @@ def test_clip_norm_defaults(n_classes, expected):
     assert label == (None, 1.0 if n_classes == 2 else math.sqrt(2.0))
     # The default clips nothing: every per-example gradient is within sqrt(m).
     Z = _design(n_unit=50)
-    E = label_targets(np.arange(len(Z)) % n_classes, n_classes)
+    E = one_vs_rest_targets(np.arange(len(Z)) % n_classes, n_classes)
     theta = np.random.default_rng(0).standard_normal((E.shape[1], Z.shape[1])) * 30
     raw = per_example_gradients(theta, Z, E, None)
     assert np.linalg.norm(raw.reshape(len(Z), -1), axis=1).max() <= expected
@@ -164,7 +169,7 @@ def test_label_dp_sensitivity_on_neighbouring_label_vectors(n_classes):
         i = rng.integers(len(Z))
         other = codes.copy()
         other[i] = (codes[i] + 1 + rng.integers(n_classes - 1)) % n_classes
-        sums = [np.asarray(Z.T @ clipped_residuals(theta, Z, label_targets(c, n_classes),
+        sums = [np.asarray(Z.T @ clipped_residuals(theta, Z, one_vs_rest_targets(c, n_classes),
                                                     norms, None)).T
                 for c in (codes, other)]
         change = np.linalg.norm(sums[0] - sums[1])
@@ -187,7 +192,7 @@ def test_full_dp_label_sensitivity_on_neighbouring_label_vectors(n_classes, clip
         privacy="full", n_noisy_steps=5, batch_size=None, max_grad_norm=clip_norm,
         learning_rate=None,
     )
-    clip = params["clip_norm"]
+    clip = params["max_grad_norm"]
     bound = params["label_sensitivities"]["gradient"]
     unclipped = 1.0 if m == 1 else math.sqrt(2.0)
     assert bound == first_order_label_sensitivity(n_classes, clip) == min(2 * clip, unclipped)
@@ -198,7 +203,7 @@ def test_full_dp_label_sensitivity_on_neighbouring_label_vectors(n_classes, clip
         i = rng.integers(len(Z))
         other = codes.copy()
         other[i] = (codes[i] + 1 + rng.integers(n_classes - 1)) % n_classes
-        sums = [np.asarray(Z.T @ clipped_residuals(theta, Z, label_targets(c, n_classes),
+        sums = [np.asarray(Z.T @ clipped_residuals(theta, Z, one_vs_rest_targets(c, n_classes),
                                                     norms, clip)).T
                 for c in (codes, other)]
         change = np.linalg.norm(sums[0] - sums[1])
@@ -212,7 +217,7 @@ def test_full_dp_label_sensitivity_on_neighbouring_label_vectors(n_classes, clip
 
 def test_full_dp_sensitivity_is_the_clip_norm_for_add_remove():
     Z = _design(n=150, n_unit=150)
-    E = label_targets(np.arange(150) % 4, 4)
+    E = one_vs_rest_targets(np.arange(150) % 4, 4)
     theta = np.random.default_rng(0).standard_normal((4, Z.shape[1])) * 5
     grads = per_example_gradients(theta, Z, E, 0.5)
     total = grads.sum(axis=0)
@@ -228,7 +233,7 @@ def test_noise_std_of_the_release(sample_rate):
     """Zero rows: the release is pure noise, of std noise_multiplier * C / (q n)."""
     n, d, m = 500, 5, 3
     Z = np.zeros((n, d))
-    E = label_targets(np.arange(n) % m, m)
+    E = one_vs_rest_targets(np.arange(n) % m, m)
     s, clip = 2.5, 0.7
     expected_batch = sample_rate * n
     std = s * clip / expected_batch
@@ -276,7 +281,7 @@ def test_estimator_noise_is_calibrated(privacy, n_classes, batch_size):
     assert plan["expected_batch_size"] == pytest.approx(q * 600)
     assert plan["sensitivities"] == {"gradient": pytest.approx(sens)}
     assert plan["noise_stds"]["gradient"] == pytest.approx(s * sens / (q * 600))
-    assert plan["clip_norm"] == (0.8 if privacy == "full" else None)
+    assert plan["max_grad_norm"] == (0.8 if privacy == "full" else None)
     # Empirically, through the solver the estimator runs: zero features (the
     # gradient is 0 whatever the labels), one step, learning rate 1.
     Z = np.zeros((600, 5))
@@ -284,7 +289,7 @@ def test_estimator_noise_is_calibrated(privacy, n_classes, batch_size):
     noise = np.concatenate([
         -noisy_first_order_logistic(
             y, Z=Z, n_classes=n_classes, optimizer="sgd", n_noisy_steps=1, reg=0.0,
-            learning_rate=1.0, sample_rate=plan["sample_rate"], clip_norm=plan["clip_norm"],
+            learning_rate=1.0, sample_rate=plan["sample_rate"], clip_norm=plan["max_grad_norm"],
             expected_batch_size=plan["expected_batch_size"],
             noise_std=plan["noise_stds"]["gradient"], random_state=rng,
         ).ravel()
@@ -375,7 +380,7 @@ def test_full_batch_full_dp_is_charged_for_the_label_change(n_classes, max_grad_
     clf = _fit(X, y, n_classes, solver="sgd", privacy="full", n_noisy_steps=T,
                max_grad_norm=max_grad_norm, accountant=acc)
     params = clf.mechanism_params_
-    s, clip = params["noise_multiplier"], params["clip_norm"]
+    s, clip = params["noise_multiplier"], params["max_grad_norm"]
     shift = min(2 * clip, 1.0 if n_classes == 2 else math.sqrt(2.0))
     assert params["label_sensitivities"] == {"gradient": shift}
     assert params["rho"] == pytest.approx(T * (shift / clip) ** 2 / (2 * s**2), rel=1e-12)
@@ -415,6 +420,32 @@ def test_minibatch_spend_is_the_group_privacy_label_guarantee(solver):
     assert spend.params.items() >= clf.mechanism_params_.items()
     assert (acc.total().epsilon, acc.total().delta) == (clf.epsilon_, clf.delta_)
     assert acc.total_rdp_approx_dp(DELTA) is None
+
+
+def test_the_one_dp_sgd_calibration(monkeypatch):
+    """calibrate_dp_sgd, which the Poisson minibatches here and DPSGDClassifier share:
+    the smallest multiplier whose add/remove guarantee is within (epsilon / 2,
+    delta / (1 + e^(epsilon / 2))), so that its group-privacy label guarantee is within
+    (epsilon, delta); the guarantee it returns is the accountant's for that multiplier."""
+    eps, q, T = 1.0, 0.05, 30
+    sigma, eps_ex, delta_ex = calibrate_dp_sgd(eps, DELTA, q, T)
+    assert delta_ex == DELTA / (1 + math.exp(eps / 2))
+    assert eps_ex == subsampled_gaussian_epsilon(sigma, q, T, delta_ex) <= eps / 2
+    assert subsampled_gaussian_epsilon(sigma / (1 + 1e-5), q, T, delta_ex) > eps / 2  # smallest
+    assert 2 * eps_ex <= eps and (1 + math.exp(eps_ex)) * delta_ex <= DELTA
+    # The estimator's minibatch calibration is this one (the default accountant, RDP).
+    params = first_order_params("sgd", epsilon=eps, delta=DELTA, n_samples=1000, n_classes=3,
+                                reg=1e-3, privacy="full", n_noisy_steps=T, batch_size=50,
+                                max_grad_norm=None, learning_rate=None)
+    assert (params["noise_multiplier"], params["sample_rate"]) == (sigma, q)
+    # The accountants are named once, and the calibration takes no other.
+    assert SUBSAMPLED_GAUSSIAN_METHODS == ("rdp", "pld")
+    with pytest.raises(ValueError, match=r"\('rdp', 'pld'\)"):
+        calibrate_dp_sgd(eps, DELTA, q, T, method="gdp")
+    # A run whose epsilon computes as 0 cannot be charged: refused, with public numbers.
+    monkeypatch.setattr(_subsampled, "subsampled_gaussian_epsilon", lambda *a, **k: 0.0)
+    with pytest.raises(ValueError, match="computes as 0.0"):
+        calibrate_dp_sgd(eps, DELTA, q, T)
 
 
 def test_budget_is_charged_before_training(monkeypatch):
@@ -510,7 +541,7 @@ def test_noiseless_full_batch_sgd_is_gradient_descent():
 def test_noiseless_adam_matches_the_reference_update():
     Z = _design(n=100)
     codes = np.arange(100) % 3
-    E = label_targets(codes, 3)
+    E = one_vs_rest_targets(codes, 3)
     theta = noisy_first_order_logistic(
         codes, Z=Z, n_classes=3, optimizer="adam", n_noisy_steps=4, reg=0.0,
         learning_rate=0.05, sample_rate=1.0, clip_norm=None, expected_batch_size=100,

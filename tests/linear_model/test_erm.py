@@ -18,22 +18,18 @@ from sklearn.preprocessing import StandardScaler
 from sklearn_labeldp.accounting import BudgetAccountant, approx_dp_to_zcdp, zcdp_to_approx_dp
 from sklearn_labeldp.exceptions import ConvergenceError, ReleaseError
 from sklearn_labeldp.linear_model import _gram_noise, _second_order
-from sklearn_labeldp.linear_model._erm import DPLinearSVC, DPLogisticRegression, _feature_map
-from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss, neighbour_bounds
-from sklearn_labeldp.linear_model._minimise import factor_preconditioner, minimise
-from sklearn_labeldp.linear_model._perturbation import (
+from sklearn_labeldp.linear_model._calibration import (
     objective_perturbation_params,
     output_perturbation_beta,
     perturbation_params,
-    sample_l2_gamma_noise,
 )
-from sklearn_labeldp.linear_model._second_order import (
-    gradient_sum,
-    gram_sum,
-    hessian_sum,
-    noisy_second_order_logistic,
-)
-from sklearn_labeldp.linear_model._solvers import SOLVERS, perturbed_erm
+from sklearn_labeldp.linear_model._erm import DPLinearSVC, DPLogisticRegression, _feature_map
+from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss, neighbour_bounds
+from sklearn_labeldp.linear_model._minimise import factor_preconditioner, minimise
+from sklearn_labeldp.linear_model._perturbed_erm import perturbed_erm, sample_l2_gamma_noise
+from sklearn_labeldp.linear_model._second_order import noisy_second_order_logistic
+from sklearn_labeldp.linear_model._solvers import SOLVERS
+from sklearn_labeldp.linear_model._statistics import gradient_sum, gram_sum, hessian_sum
 
 # --------------------------------------------------------------------------- data
 

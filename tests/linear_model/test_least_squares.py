@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from sklearn_labeldp import PrivacyLeakWarning
 from sklearn_labeldp.accounting import BudgetAccountant, zcdp_to_approx_dp
-from sklearn_labeldp.linear_model import _least_squares
+from sklearn_labeldp.linear_model import _least_squares, _statistics
 from sklearn_labeldp.linear_model._gram_noise import project_psd
 from sklearn_labeldp.linear_model._least_squares import (
     DPLeastSquaresClassifier,
@@ -216,10 +216,10 @@ def test_class_grams_match_direct_computation(p, monkeypatch):
     codes = rng.choice([0, 1, 3], size=300)  # class 2 is empty
     exact = _exact_statistics(Z, codes, 4)["A"]
     with threadpool_limits(limits=1, user_api="blas"):
-        serial = _least_squares._class_grams(Z, codes, 4)
-    monkeypatch.setattr(_least_squares, "_n_blas_threads", lambda: 3)
-    dense = _least_squares._class_grams(Z, codes, 4)
-    sparse = _least_squares._class_grams(sp.csr_matrix(Z), codes, 4)
+        serial = _statistics._class_grams(Z, codes, 4)
+    monkeypatch.setattr(_statistics, "_n_blas_threads", lambda: 3)
+    dense = _statistics._class_grams(Z, codes, 4)
+    sparse = _statistics._class_grams(sp.csr_matrix(Z), codes, 4)
     np.testing.assert_allclose(dense, exact, atol=1e-12)
     np.testing.assert_allclose(sparse, exact, atol=1e-12)
     np.testing.assert_allclose(dense, serial, rtol=1e-14, atol=1e-14)
@@ -237,9 +237,9 @@ def test_threaded_class_solves_equal_serial(monkeypatch):
     B = rng.normal(size=(p, p))
     base = B @ B.T + 50.0 * np.eye(p)
     with threadpool_limits(limits=1, user_api="blas"):
-        assert _least_squares._n_blas_threads() == 1
+        assert _statistics._n_blas_threads() == 1
         serial = _least_squares._solve_weighted(A.copy(), b, base)
-    monkeypatch.setattr(_least_squares, "_n_blas_threads", lambda: 3)
+    monkeypatch.setattr(_statistics, "_n_blas_threads", lambda: 3)
     threaded = _least_squares._solve_weighted(A.copy(), b, base)
     np.testing.assert_allclose(threaded, serial, rtol=1e-12, atol=1e-14)
     expected = np.stack([

@@ -1,20 +1,29 @@
-"""Calibration of the private ERM mechanisms from public quantities only.
+"""Calibration of every private linear model's mechanism from public quantities only.
 
 Every function here reads ``(epsilon, delta, n, the number of classes, the
-regularisation, the loss's constants, the neighbour relation)`` and nothing
-else: the parameters it returns are fixed before any label is read, and a
-fitted model exposes them as ``mechanism_params_``.
+regularisation, the loss's constants, the neighbour relation, the step count
+and batch size)`` and nothing else: the parameters it returns are fixed
+before any label is read, and a fitted model exposes them as
+``mechanism_params_``. The mechanisms that use them live elsewhere
+(:mod:`~sklearn_labeldp.linear_model._perturbed_erm`,
+:mod:`~sklearn_labeldp.linear_model._second_order`,
+:mod:`~sklearn_labeldp.linear_model._first_order`,
+:mod:`~sklearn_labeldp.linear_model._least_squares`).
 
 - Objective and output perturbation (Chaudhuri, Monteleoni and Sarwate 2011),
   pure epsilon-DP: :func:`perturbation_params`, with the branch rule of
-  :func:`objective_perturbation_params` and the noise of
-  :func:`sample_l2_gamma_noise`.
-- DP-Newton and DP-FC (Mehta, Krichene, Thakurta, Kurakin and Cutkosky 2023),
-  Gaussian noise accounted in zCDP (Bun and Steinke 2016):
+  :func:`objective_perturbation_params`.
+- Gaussian releases accounted in zCDP (Bun and Steinke 2016), for either
+  neighbour relation: :func:`gaussian_releases_rho` and
+  :func:`calibrate_gaussian_releases`, which DP least squares, DP-Newton, DP-FC
+  and full-batch DP-SGD share.
+- DP-Newton and DP-FC (Mehta, Krichene, Thakurta, Kurakin and Cutkosky 2023):
   :func:`second_order_params`.
 - DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1): full
-  batch in zCDP, Poisson minibatches with the subsampled-Gaussian accountant
-  of dp-accounting: :func:`first_order_params`.
+  batch in zCDP, Poisson minibatches through the library's one DP-SGD
+  calibration (:func:`~sklearn_labeldp.accounting._subsampled.calibrate_dp_sgd`,
+  dp-accounting's subsampled-Gaussian accountant and group privacy):
+  :func:`first_order_params`.
 
 Whatever ``privacy`` is, ``(epsilon, delta)`` is the budget charged on the
 ledger, whose neighbouring relation is the change of one label, and the noise
@@ -24,44 +33,14 @@ relation of their papers: the substitution of one example (objective and
 output perturbation, which covers a label change, so both guarantees are
 ``epsilon``) or adding or removing one (the Gaussian solvers, whose add/remove
 guarantee is reported beside the label one: ``example_rho``, and the
-estimators' ``example_epsilon_``). :func:`gaussian_releases_rho` and
-:func:`calibrate_gaussian_releases` compute the zCDP of a run of Gaussian
-releases for either relation from the shift of each release (DP least squares
-uses them too).
+estimators' ``example_epsilon_``).
 """
 
 import math
 
-import numpy as np
-
-from ..accounting import (
-    gaussian_rho,
-    gaussian_sigma_for_approx_dp,
-    group_privacy_example_budget,
-    subsampled_gaussian_noise_multiplier,
-)
+from ..accounting import gaussian_rho, gaussian_sigma_for_approx_dp
+from ..accounting._subsampled import calibrate_dp_sgd
 from ._losses import LogisticLoss, neighbour_bounds
-
-
-def sample_l2_gamma_noise(dim, scale, random_state):
-    """A vector with density proportional to ``exp(-||b|| / scale)`` in ``R^dim``.
-
-    Its norm is ``Gamma(shape=dim, scale=scale)`` and its direction uniform on
-    the sphere (a normalised standard Gaussian vector).
-
-    Parameters
-    ----------
-    dim : int
-    scale : float
-    random_state : numpy.random.Generator
-
-    Returns
-    -------
-    ndarray of shape (dim,)
-    """
-    direction = random_state.standard_normal(dim)
-    direction /= np.linalg.norm(direction)
-    return random_state.gamma(dim, scale) * direction
 
 
 def output_perturbation_beta(epsilon, n_samples, reg, gradient_sensitivity=2.0):
@@ -387,9 +366,8 @@ def second_order_label_sensitivities(solver, n_classes, privacy):
 
     Parameters
     ----------
-    solver : {"newton", "fc"}
-    n_classes : int
-    privacy : {"label", "full"}
+    solver, n_classes, privacy
+        As in :func:`second_order_sensitivities`.
 
     Returns
     -------
@@ -510,8 +488,8 @@ def first_order_sensitivity(n_classes, privacy, max_grad_norm):
 
     Returns
     -------
-    clip_norm : float or None
-        ``None`` under label DP (no clipping).
+    max_grad_norm : float or None
+        The clipping norm ``C`` used: ``None`` under label DP (no clipping).
     sensitivity : float
     """
     m = 1 if n_classes == 2 else n_classes
@@ -570,12 +548,12 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
     - Poisson minibatches (``batch_size = b``, ``q = b / n``, full DP only):
       ``T`` compositions of the Poisson-subsampled Gaussian mechanism (Abadi et
       al. 2016), accounted by dp-accounting for add/remove neighbours only. The
-      label budget is reached through group privacy
-      (:func:`~sklearn_labeldp.accounting.group_privacy_example_budget`): ``s`` is
-      the smallest noise
-      multiplier whose RDP epsilon at ``delta_ex = delta / (1 + e^(epsilon /
-      2))`` is at most ``epsilon / 2``
-      (:func:`~sklearn_labeldp.accounting.subsampled_gaussian_noise_multiplier`).
+      label budget is reached through group privacy by the library's one
+      DP-SGD calibration, shared with
+      :class:`~sklearn_labeldp.nn.DPSGDClassifier`
+      (:func:`~sklearn_labeldp.accounting._subsampled.calibrate_dp_sgd`,
+      Renyi DP): ``s`` is the smallest noise multiplier whose epsilon at
+      ``delta_ex = delta / (1 + e^(epsilon / 2))`` is at most ``epsilon / 2``.
       Under label DP no minibatch is offered: refused.
 
     Every check here reads public quantities only, so a bad configuration
@@ -584,16 +562,10 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
     Parameters
     ----------
     optimizer : {"sgd", "adam"}
-    epsilon : float
-        Label-DP budget of the fit.
-    delta : float
-        In (0, 1).
-    n_samples : int
-    n_classes : int
-    reg : float
-        ``Lambda``.
-    privacy : {"label", "full"}
-    n_noisy_steps : int
+    epsilon, delta, n_samples, n_classes, reg, privacy, n_noisy_steps
+        As in :func:`second_order_params`: the label-DP budget of the fit
+        (``delta`` in (0, 1)), the public sizes, ``Lambda``, the relation of
+        the example-level guarantee and ``T``.
     batch_size : int or None
         Expected batch size ``b`` (``1 <= b <= n``); ``None``: full batch.
     max_grad_norm : float or None
@@ -607,7 +579,8 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
     dict
         ``n_problems``, ``regularization``, ``n_noisy_steps``, ``learning_rate``,
         ``sample_rate`` (``q``), ``expected_batch_size`` (``q n``),
-        ``clip_norm`` (``None`` under label DP), ``noise_multiplier`` (``s``),
+        ``max_grad_norm`` (the clipping norm ``C`` used, the parameter's value
+        or its default; ``None`` under label DP), ``noise_multiplier`` (``s``),
         ``sensitivities`` and ``noise_stds`` (key ``"gradient"``: the
         sensitivity of the summed gradient the noise is scaled to, and the std
         of the noise on each released mean, ``s * sensitivity / (q n)``); for
@@ -647,14 +620,12 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
             params["example_rho"] = gaussian_releases_rho(s, counts, sensitivities,
                                                           sensitivities)
     else:
-        example_epsilon, example_delta = group_privacy_example_budget(epsilon, delta)
-        s = subsampled_gaussian_noise_multiplier(example_epsilon, sample_rate, n_noisy_steps,
-                                                 example_delta)
+        s, _, _ = calibrate_dp_sgd(epsilon, delta, sample_rate, n_noisy_steps)
     expected = sample_rate * n_samples
     lr = DEFAULT_LEARNING_RATES[optimizer] if learning_rate is None else float(learning_rate)
     params = dict(
         params, learning_rate=lr, sample_rate=sample_rate, expected_batch_size=expected,
-        clip_norm=clip_norm, noise_multiplier=s, sensitivities=sensitivities,
+        max_grad_norm=clip_norm, noise_multiplier=s, sensitivities=sensitivities,
         noise_stds={"gradient": s * sensitivity / expected},
     )
     if privacy == "full" and sample_rate == 1.0:
