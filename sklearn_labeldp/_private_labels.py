@@ -1,10 +1,8 @@
 """The single place where a fit reads its true labels."""
 
-import math
-
 import numpy as np
 
-from .utils import is_dask, sealed
+from .utils import check_positive, is_dask, sealed
 
 # Relative slack when comparing a per-example spend with the budget, so that
 # e.g. ``eps_p + (eps - eps_p)`` is not refused for a rounding error.
@@ -46,9 +44,7 @@ class PrivateLabels:
     """
 
     def __init__(self, codes, n_classes, epsilon):
-        epsilon = float(epsilon)
-        if not (math.isfinite(epsilon) and epsilon > 0):
-            raise ValueError(f"the budget must be finite and > 0; got {epsilon!r}.")
+        epsilon = check_positive(epsilon, "epsilon")
         self.__codes = codes if is_dask(codes) else np.asarray(codes)
         self.n_classes = n_classes
         self.n_samples = self.__codes.shape[0]
@@ -107,9 +103,7 @@ class PrivateLabels:
         indices = np.asarray(indices, dtype=np.intp)
         cost = self.epsilon
         if privacy_cost is not None:
-            cost = float(privacy_cost)
-            if not (math.isfinite(cost) and cost > 0):
-                raise ValueError(f"privacy_cost must be finite and > 0; got {privacy_cost!r}.")
+            cost = check_positive(privacy_cost, "privacy_cost")
             mechanism_epsilon = kwargs.get("epsilon")
             if mechanism_epsilon is not None and float(mechanism_epsilon) > cost * (1 + _RTOL):
                 raise ValueError(

@@ -78,5 +78,5 @@ def test_privacy_cost_must_cover_the_mechanism_epsilon():
 
 def test_the_budget_must_be_finite_and_positive():
     for bad in (0.0, -1.0, np.inf):
-        with pytest.raises(ValueError, match="finite and > 0"):
+        with pytest.raises(ValueError, match="epsilon must be a finite number > 0"):
             PrivateLabels(np.array([0, 1]), n_classes=2, epsilon=bad)

@@ -1,29 +1,16 @@
 """A handle on a ledger of privacy spends, with an atomic check-and-spend."""
 
 import math
-import os
 
 from ..exceptions import BudgetError
+from ..utils import check_positive, check_unit_interval
 from ._budget import PrivacyBudget, PrivacySpend, compose_sequential
 from ._dask_ledger import _DaskLedger
-from ._ledger import _check_timeout, _DetachedLedger, _MemoryLedger, _SQLiteLedger
+from ._ledger import _MemoryLedger, _SQLiteLedger
 from ._subsampled import _rdp_epsilon
-from ._zcdp import _check_delta, zcdp_to_approx_dp
+from ._zcdp import zcdp_to_approx_dp
 
 __all__ = ["BudgetAccountant"]
-
-# What to do when an in-memory ledger is out of reach: both ledgers that other
-# processes can share, since the copy may be in a joblib or multiprocessing
-# worker on this machine or in a Dask worker anywhere on a cluster.
-_SHARE_LEDGER = (
-    "Spends made there could never reach the original ledger, so this accountant "
-    "refuses to record or report anything. To share a budget across processes, create "
-    "the accountant with a ledger they can all reach: "
-    "BudgetAccountant(epsilon, delta, path='ledger.sqlite') for processes on one machine "
-    "(joblib n_jobs > 1, multiprocessing, a saved model loaded elsewhere), or "
-    "BudgetAccountant(epsilon, delta, client=client) to keep it in a Dask scheduler "
-    "(tasks on the workers of a Dask cluster, on any machine)."
-)
 
 
 class BudgetAccountant:
@@ -134,7 +121,7 @@ class BudgetAccountant:
 
     def __init__(self, epsilon=math.inf, delta=0.0, *, path=None, client=None, timeout=30.0):
         self._ceiling = PrivacyBudget(epsilon, delta)
-        timeout = _check_timeout(timeout)
+        timeout = check_positive(timeout, "timeout")
         if path is not None and client is not None:
             raise ValueError("give path (an SQLite ledger) or client (a Dask one), not both.")
         if client is not None:
@@ -162,25 +149,11 @@ class BudgetAccountant:
     @property
     def spends(self):
         """Every recorded spend, in order: a list of :class:`PrivacySpend` (a snapshot)."""
-        return self._reachable_ledger().records()
+        return self._ledger.records()
 
     def __repr__(self):
         path = "" if self.path is None else f", path={self.path!r}"
         return f"BudgetAccountant(epsilon={self.epsilon!r}, delta={self.delta!r}{path})"
-
-    def _reachable_ledger(self):
-        """The ledger, or a ``RuntimeError`` naming ``path=`` and ``client=`` when an
-        in-memory one is out of reach (a copy in another process)."""
-        ledger = self._ledger
-        if isinstance(ledger, _DetachedLedger):
-            raise RuntimeError(f"{ledger.reason} {_SHARE_LEDGER}")
-        if isinstance(ledger, _MemoryLedger) and ledger.pid != os.getpid():
-            raise RuntimeError(
-                f"this BudgetAccountant keeps its ledger in the memory of process "
-                f"{ledger.pid} and is being used in process {os.getpid()} (a forked "
-                f"copy). {_SHARE_LEDGER}"
-            )
-        return ledger
 
     def __copy__(self):
         return self
@@ -196,7 +169,7 @@ class BudgetAccountant:
         -------
         PrivacyBudget
         """
-        rows = self._reachable_ledger().rows()
+        rows = self._ledger.rows()
         return compose_sequential(PrivacyBudget(e, d) for e, d, _ in rows)
 
     def remaining(self):
@@ -224,7 +197,7 @@ class BudgetAccountant:
             ``rho`` of the whole sequence (0 when nothing was spent), or
             ``None`` when some spend has no zCDP guarantee.
         """
-        rhos = [r for _, _, r in self._reachable_ledger().rows()]
+        rhos = [r for _, _, r in self._ledger.rows()]
         if any(r is None for r in rhos):
             return None
         return math.fsum(rhos)
@@ -291,7 +264,7 @@ class BudgetAccountant:
         ImportError
             If dp-accounting (the ``accounting`` extra) is not installed.
         """
-        delta = _check_delta(delta)
+        delta = check_unit_interval(delta, "delta")
         epsilon = _rdp_epsilon(self.spends, delta)
         return None if epsilon is None else PrivacyBudget(epsilon, delta)
 
@@ -307,7 +280,7 @@ class BudgetAccountant:
         """
         spend = self._as_spend(epsilon, delta)
         self._checker(spend.budget)(
-            [PrivacyBudget(e, d) for e, d, _ in self._reachable_ledger().rows()]
+            [PrivacyBudget(e, d) for e, d, _ in self._ledger.rows()]
         )
 
     def spend(self, epsilon, delta=0.0):
@@ -320,7 +293,7 @@ class BudgetAccountant:
         delta : float, default=0.0
         """
         spend = self._as_spend(epsilon, delta)
-        self._reachable_ledger().append_if(spend, self._checker(spend.budget))
+        self._ledger.append_if(spend, self._checker(spend.budget))
 
     @staticmethod
     def _as_spend(epsilon, delta):

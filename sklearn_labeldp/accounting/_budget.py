@@ -2,8 +2,8 @@
 
 import math
 from dataclasses import dataclass, field
-from numbers import Real
 
+from ..utils import check_nonnegative
 from ._subsampled import (
     _check_spend_params,
     _check_subsampled_gaussian,
@@ -11,15 +11,6 @@ from ._subsampled import (
 )
 
 __all__ = ["PrivacyBudget", "PrivacySpend", "compose_parallel", "compose_sequential"]
-
-
-def _check_budget_value(value, name, upper=math.inf):
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number; got {value!r}.")
-    value = float(value)
-    if math.isnan(value) or value < 0 or value > upper:
-        raise ValueError(f"{name} must lie in [0, {upper}]; got {value!r}.")
-    return value
 
 
 @dataclass(frozen=True)
@@ -47,8 +38,8 @@ class PrivacyBudget:
     delta: float = 0.0
 
     def __post_init__(self):
-        object.__setattr__(self, "epsilon", _check_budget_value(self.epsilon, "epsilon"))
-        object.__setattr__(self, "delta", _check_budget_value(self.delta, "delta", 1.0))
+        object.__setattr__(self, "epsilon", check_nonnegative(self.epsilon, "epsilon"))
+        object.__setattr__(self, "delta", check_nonnegative(self.delta, "delta", upper=1.0))
 
     def __add__(self, other):
         """Sequential (basic) composition."""
@@ -160,7 +151,7 @@ class PrivacySpend:
             if self.parts:
                 raise ValueError("a leaf PrivacySpend has no parts.")
             if "rho" in self.params:
-                _check_budget_value(self.params["rho"], "params['rho']")
+                check_nonnegative(self.params["rho"], "params['rho']")
             if "subsampled_gaussian" in self.params:
                 _check_spend_params(self.params["subsampled_gaussian"], self.budget)
             return

@@ -50,6 +50,14 @@ def _claim_ledger_path():
     atexit.register(_remove_ledger, path)
 
 
+# Claimed here, when the package is imported, not on the first call of
+# default_accountant(): a worker process (joblib's loky workers,
+# multiprocessing children) copies the environment when it starts, so the path
+# must be in os.environ before the first worker exists. Claimed lazily, a
+# search whose process had not yet asked for the default accountant would
+# start workers with no path; each would claim a ledger of its own, record
+# there and remove it at exit, and a plain GridSearchCV(n_jobs=2) would lose
+# every spend of its workers (tests/accounting/test_default_accountant.py).
 _claim_ledger_path()
 
 
@@ -80,7 +88,8 @@ def default_accountant():
     >>> before = default_accountant().total().epsilon
     >>> clf = RRWithPriorClassifier(KNeighborsClassifier(), epsilon=0.5, classes=[0, 1, 2])
     >>> search = GridSearchCV(clf, {"estimator__n_neighbors": [5, 15]}, cv=3).fit(X, y)
-    >>> default_accountant().total().epsilon - before   # (2 candidates x 3 folds + refit) x 0.5
+    >>> spent = default_accountant().total().epsilon - before
+    >>> round(spent, 9)   # (2 candidates x 3 folds + refit) x 0.5, up to the sum's rounding
     3.5
     """
     path = os.environ.get(DEFAULT_LEDGER_ENV)

@@ -5,7 +5,6 @@ check of the records already there, atomically. The accountant is a handle on
 a ledger; copies of the handle share it.
 """
 
-import math
 import os
 import pickle
 import sqlite3
@@ -13,7 +12,6 @@ import threading
 import time
 import uuid
 import weakref
-from numbers import Real
 from pathlib import Path
 
 from ._budget import PrivacyBudget
@@ -29,13 +27,17 @@ _SPENDS = "labeldp_spends"
 # that made it finds its ledger here.
 _MEMORY_LEDGERS = weakref.WeakValueDictionary()
 
-_USE_PATH = (
+# What to do when an in-memory ledger is out of reach: both ledgers that other
+# processes can share, since the copy may be in a joblib or multiprocessing
+# worker on this machine or in a Dask worker anywhere on a cluster.
+_SHARE_LEDGER = (
     "Spends made there could never reach the original ledger, so this accountant "
-    "refuses to record or report anything. To share a budget across processes "
-    "(joblib n_jobs > 1, multiprocessing, a saved model loaded elsewhere), create the "
-    "accountant with a persistent ledger, BudgetAccountant(epsilon, delta, "
-    "path='ledger.sqlite'), or, on a Dask cluster, with the ledger kept by the scheduler: "
-    "BudgetAccountant(epsilon, delta, client=client)."
+    "refuses to record or report anything. To share a budget across processes, create "
+    "the accountant with a ledger they can all reach: "
+    "BudgetAccountant(epsilon, delta, path='ledger.sqlite') for processes on one machine "
+    "(joblib n_jobs > 1, multiprocessing, a saved model loaded elsewhere), or "
+    "BudgetAccountant(epsilon, delta, client=client) to keep it in a Dask scheduler "
+    "(tasks on the workers of a Dask cluster, on any machine)."
 )
 
 
@@ -57,7 +59,7 @@ class _MemoryLedger:
             raise RuntimeError(
                 f"this BudgetAccountant keeps its ledger in the memory of process "
                 f"{self.pid} and is being used in process {os.getpid()} (a forked "
-                f"copy). {_USE_PATH}"
+                f"copy). {_SHARE_LEDGER}"
             )
 
     def records(self):
@@ -101,7 +103,7 @@ class _DetachedLedger:
         self.reason = reason
 
     def _refuse(self, *args, **kwargs):
-        raise RuntimeError(f"{self.reason} {_USE_PATH}")
+        raise RuntimeError(f"{self.reason} {_SHARE_LEDGER}")
 
     records = rows = append_if = _refuse
 
@@ -276,11 +278,3 @@ class _SQLiteLedger:
             ) from exc
         finally:
             conn.close()
-
-
-def _check_timeout(timeout):
-    if isinstance(timeout, bool) or not isinstance(timeout, Real):
-        raise TypeError(f"timeout must be a real number of seconds; got {timeout!r}.")
-    if not (math.isfinite(timeout) and timeout > 0):
-        raise ValueError(f"timeout must be a finite number of seconds > 0; got {timeout!r}.")
-    return float(timeout)

@@ -4,11 +4,13 @@ A Gaussian mechanism with L2 sensitivity ``D`` and noise std ``s`` is
 ``rho``-zCDP with ``rho = D^2 / (2 s^2)``; rho adds under composition.
 """
 
+import functools
 import math
 import sys
-from numbers import Real
 
 from scipy.optimize import minimize_scalar
+
+from ..utils import check_option, check_positive, check_unit_interval
 
 __all__ = [
     "approx_dp_to_zcdp",
@@ -19,29 +21,11 @@ __all__ = [
 
 _METHODS = ("cks", "classic")
 
-
-def _check_positive(value, name, *, allow_zero=False):
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number; got {value!r}.")
-    value = float(value)
-    ok = value >= 0 if allow_zero else value > 0
-    if not (math.isfinite(value) and ok):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite number {bound}; got {value!r}.")
-    return value
-
-
-def _check_delta(delta):
-    if isinstance(delta, bool) or not isinstance(delta, Real):
-        raise TypeError(f"delta must be a real number; got {delta!r}.")
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must lie in the open interval (0, 1); got {delta!r}.")
-    return float(delta)
-
-
-def _check_method(method):
-    if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}; got {method!r}.")
+# The names accounting/_subsampled.py imports from here; it is to import
+# check_positive and check_unit_interval from sklearn_labeldp.utils instead,
+# and these two lines then go.
+_check_positive = check_positive
+_check_delta = functools.partial(check_unit_interval, name="delta")
 
 
 def gaussian_rho(sensitivity, sigma):
@@ -64,8 +48,8 @@ def gaussian_rho(sensitivity, sigma):
     >>> gaussian_rho(2 ** 0.5, 1.0)
     1.0000000000000002
     """
-    sensitivity = _check_positive(sensitivity, "sensitivity")
-    sigma = _check_positive(sigma, "sigma")
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    sigma = check_positive(sigma, "sigma")
     return sensitivity**2 / (2.0 * sigma**2)
 
 
@@ -134,9 +118,9 @@ def zcdp_to_approx_dp(rho, delta, *, method="cks"):
     >>> zcdp_to_approx_dp(0.5, 1e-5) < zcdp_to_approx_dp(0.5, 1e-5, method="classic")
     True
     """
-    rho = _check_positive(rho, "rho", allow_zero=True)
-    delta = _check_delta(delta)
-    _check_method(method)
+    rho = check_positive(rho, "rho", allow_zero=True)
+    delta = check_unit_interval(delta, "delta")
+    check_option(method, "method", _METHODS)
     return _epsilon(rho, delta, method)
 
 
@@ -166,9 +150,9 @@ def approx_dp_to_zcdp(epsilon, delta, *, method="cks"):
     >>> zcdp_to_approx_dp(rho, 1e-5) <= 1.0
     True
     """
-    epsilon = _check_positive(epsilon, "epsilon")
-    delta = _check_delta(delta)
-    _check_method(method)
+    epsilon = check_positive(epsilon, "epsilon")
+    delta = check_unit_interval(delta, "delta")
+    check_option(method, "method", _METHODS)
     # Invariant: eps(lo) <= epsilon < eps(hi). The classic closed form is feasible for
     # both methods up to rounding (CKS is never above classic); halve past any rounding.
     lo, hi = max(_classic_rho(epsilon, delta), sys.float_info.min), None
@@ -221,7 +205,7 @@ def gaussian_sigma_for_approx_dp(epsilon, delta, *, sensitivity=1.0, method="cks
     >>> round(sigma, 3)
     4.901
     """
-    sensitivity = _check_positive(sensitivity, "sensitivity")
+    sensitivity = check_positive(sensitivity, "sensitivity")
     rho = approx_dp_to_zcdp(epsilon, delta, method=method)
     if rho == 0:
         return math.inf

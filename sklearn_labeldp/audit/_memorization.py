@@ -2,7 +2,7 @@
 
 import math
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from scipy.stats import beta
@@ -10,7 +10,7 @@ from sklearn.base import clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_consistent_length, column_or_1d
 
-from ..utils import check_generator
+from ..utils import check_generator, check_unit_interval
 
 __all__ = ["AuditResult", "clopper_pearson_lower", "label_memorization_audit"]
 
@@ -49,7 +49,7 @@ def clopper_pearson_lower(n_successes, n_trials, confidence=0.95):
     >>> float(clopper_pearson_lower(0, 10))
     0.0
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_unit_interval(confidence, "confidence")
     k = np.asarray(n_successes)
     n = np.asarray(n_trials)
     if not (np.issubdtype(k.dtype, np.integer) and np.issubdtype(n.dtype, np.integer)):
@@ -60,14 +60,6 @@ def clopper_pearson_lower(n_successes, n_trials, confidence=0.95):
         lo = beta.ppf(1.0 - confidence, k, n - k + 1)
     lo = np.where(k == 0, 0.0, lo)
     return float(lo) if lo.ndim == 0 else lo
-
-
-def _check_confidence(confidence):
-    if isinstance(confidence, bool) or not isinstance(confidence, Real):
-        raise TypeError(f"confidence must be a real number in (0, 1); got {confidence!r}.")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in the open interval (0, 1); got {confidence!r}.")
-    return float(confidence)
 
 
 def _epsilon_from_accuracy(accuracy, delta=0.0):
@@ -279,7 +271,7 @@ def label_memorization_audit(estimator, X, y, *, n_canaries=None, confidence=0.9
             f"estimator {type(estimator).__name__} has neither predict_proba nor "
             "decision_function; the audit needs per-class scores."
         )
-    confidence = _check_confidence(confidence)
+    confidence = check_unit_interval(confidence, "confidence")
     y = column_or_1d(y, warn=True)
     check_consistent_length(X, y)
     n_samples = y.shape[0]

@@ -5,7 +5,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._memorization import _check_confidence, clopper_pearson_lower
+from ..utils import check_unit_interval
+from ._memorization import clopper_pearson_lower
 
 __all__ = ["EventAuditResult", "event_privacy_audit"]
 
@@ -90,7 +91,7 @@ def event_privacy_audit(in_event_a, in_event_b, *, confidence=0.95):
     >>> bool(1.05 < res.epsilon_lower() <= np.log(3))
     True
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_unit_interval(confidence, "confidence")
     in_a = np.asarray(in_event_a, dtype=bool).ravel()
     in_b = np.asarray(in_event_b, dtype=bool).ravel()
     if in_a.size == 0 or in_b.size == 0:

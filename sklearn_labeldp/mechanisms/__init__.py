@@ -1,13 +1,19 @@
 """Label randomizers and their post-processing; numpy only, no estimators.
 
 The randomizers (randomized response, RRTop-k, RRWithPrior, RAPPOR, additive
-noise on the one-hot label, noisy label histograms) are the only functions in
-the package that read true labels. Every discrete one comes with a function
-returning its exact output distribution, so users and tests can check the
-privacy guarantee directly. The posteriors, debiasing and simplex projection
-are post-processing of already privatised outputs and cost no privacy.
+noise on the one-hot label, noisy label histograms) read true labels, and the
+PATE aggregators read votes of teachers trained on them; they are not the only
+code that does. An estimator reads its labels only through
+``PrivateLabels.release``, and whatever runs inside a release reads them,
+sealed: one of these functions, or the estimator's own DP computation (a noisy
+solver, DP-SGD training, PATE's teachers, a private search's candidate fits).
+Every discrete randomizer comes with a function returning its exact output
+distribution, so users and tests can check the privacy guarantee directly.
+The posteriors, debiasing and simplex projection are post-processing of
+already privatised outputs and cost no privacy.
 """
 
+from ..utils._validation import check_prior
 from ._additive_noise import (
     alibi_posterior,
     gaussian_one_hot,
@@ -37,7 +43,6 @@ from ._rr_with_prior import (
     rr_with_prior_distribution,
     top_k_mask,
 )
-from ._validation import check_prior
 
 __all__ = [
     "alibi_posterior",

@@ -2,15 +2,9 @@
 
 import numpy as np
 
-from ..utils import check_generator
-from ._dask import is_dask, map_mechanism
-from ._validation import (
-    CHUNK_ELEMENTS,
-    check_epsilon,
-    check_label_codes,
-    check_n_classes,
-    check_prior,
-)
+from ..utils import check_generator, check_int, check_positive, is_dask
+from ..utils._validation import CHUNK_ELEMENTS, check_label_codes, check_prior, check_scores
+from ._dask import map_mechanism
 
 __all__ = [
     "alibi_posterior",
@@ -102,8 +96,8 @@ def laplace_one_hot(y, *, epsilon, n_classes, random_state=None):
     if is_dask(y):
         return map_mechanism(laplace_one_hot, y, random_state=random_state, epsilon=epsilon,
                              n_classes=n_classes)
-    epsilon = check_epsilon(epsilon)
-    n_classes = check_n_classes(n_classes)
+    epsilon = check_positive(epsilon, "epsilon")
+    n_classes = check_int(n_classes, "n_classes", minimum=2)
     y = check_label_codes(y, n_classes)
     rng = check_generator(random_state)
     noise = rng.laplace(0.0, 2.0 / epsilon, size=(y.shape[0], n_classes))
@@ -163,23 +157,12 @@ def gaussian_one_hot(y, *, sigma, n_classes, random_state=None):
     if is_dask(y):
         return map_mechanism(gaussian_one_hot, y, random_state=random_state, sigma=sigma,
                              n_classes=n_classes)
-    sigma = check_epsilon(sigma, name="sigma")
-    n_classes = check_n_classes(n_classes)
+    sigma = check_positive(sigma, "sigma")
+    n_classes = check_int(n_classes, "n_classes", minimum=2)
     y = check_label_codes(y, n_classes)
     rng = check_generator(random_state)
     noise = rng.normal(0.0, sigma, size=(y.shape[0], n_classes))
     return _one_hot_plus(noise, y)
-
-
-def _check_noisy(noisy):
-    noisy = np.asarray(noisy, dtype=np.float64)
-    if noisy.ndim != 2 or noisy.shape[1] < 2:
-        raise ValueError(
-            f"noisy must be a 2-d array (n_samples, n_classes >= 2); got shape {noisy.shape}."
-        )
-    if not np.all(np.isfinite(noisy)):
-        raise ValueError("noisy must be finite.")
-    return noisy
 
 
 def _log_prior(prior, n_samples, n_classes):
@@ -263,8 +246,8 @@ def alibi_posterior(noisy, *, epsilon, prior=None):
     array([[0.9, 0.1],
            [0.5, 0.5]])
     """
-    epsilon = check_epsilon(epsilon)
-    noisy = _check_noisy(noisy)
+    epsilon = check_positive(epsilon, "epsilon")
+    noisy = check_scores(noisy, "noisy")
     inv_b = epsilon / 2.0
 
     def logits(o, out):
@@ -308,8 +291,8 @@ def gaussian_posterior(noisy, *, sigma, prior=None):
     >>> gaussian_posterior([[np.log(3), 0.0]], sigma=1.0).round(3)
     array([[0.75, 0.25]])
     """
-    sigma = check_epsilon(sigma, name="sigma")
-    noisy = _check_noisy(noisy)
+    sigma = check_positive(sigma, "sigma")
+    noisy = check_scores(noisy, "noisy")
     inv_var = 1.0 / (sigma * sigma)
 
     def logits(o, out):

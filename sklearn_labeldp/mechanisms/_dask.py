@@ -20,20 +20,20 @@ arguments such as a prior) with :func:`dask.array.blockwise`:
   recovered by brute force. The graph itself carries the root seed until it
   is computed or persisted; it is as secret as ``random_state``.
 
-dask is imported only on this path: :func:`is_dask` looks for ``dask.array``
-among the loaded modules, since no dask array exists before it is imported.
+dask is imported only on this path: :func:`~sklearn_labeldp.utils.is_dask`
+looks for ``dask.array`` among the loaded modules, since no dask array exists
+before it is imported.
 """
 
-import math
 import uuid
 from functools import partial
 
 import numpy as np
 
-from ..utils import is_dask
+from ..utils import check_known_rows
 from ..utils._random import _root
 
-__all__ = ["is_dask", "map_mechanism"]
+__all__ = ["map_mechanism"]
 
 _ROWS = "i"  # blockwise index of the label axis
 _OUT_COLUMNS = "z"  # blockwise index of the output's column axis
@@ -64,18 +64,13 @@ def _empty(array):
     return None if array is None else np.empty((0, *array.shape[1:]), dtype=array.dtype)
 
 
-def _check_known_rows(array, what):
-    if any(math.isnan(size) for size in array.chunks[0]):
-        raise ValueError(f"{what} has unknown chunk sizes; call compute_chunk_sizes() first.")
-
-
 def _align(array, y, what):
     """A row-aligned argument as a dask array chunked like ``y`` along rows."""
     import dask.array as da
 
     if array is None:
         return None
-    _check_known_rows(y, "y")
+    check_known_rows(y, "y")
     if array.ndim == 0 or array.shape[0] != y.shape[0]:
         raise ValueError(
             f"{what} has shape {array.shape} but y has {y.shape[0]} labels; give one row per label."
@@ -84,7 +79,7 @@ def _align(array, y, what):
         return da.from_array(
             array, chunks=(y.chunks[0], *array.shape[1:]), name=f"aligned-{uuid.uuid4().hex}"
         )
-    _check_known_rows(array, what)
+    check_known_rows(array, what)
     if array.chunks[0] != y.chunks[0]:
         raise ValueError(
             f"{what} is chunked {array.chunks[0]} along rows but y is chunked {y.chunks[0]}; "
@@ -137,7 +132,7 @@ def map_mechanism(mechanism, y, *aligned, random_state, **params):
     aligned = [a if a is None or isinstance(a, da.Array) else np.asarray(a) for a in aligned]
     if not isinstance(y, da.Array):
         rows = next(a for a in aligned if isinstance(a, da.Array))
-        _check_known_rows(rows, "the dask argument")
+        check_known_rows(rows, "the dask argument")
         y = da.from_array(
             np.asarray(y),
             chunks=(rows.chunks[0], *np.shape(y)[1:]),

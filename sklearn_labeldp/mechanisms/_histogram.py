@@ -1,35 +1,21 @@
 """Noisy per-group label histograms for priors (Ghazi et al., 2021, Algorithm 4)."""
 
-from numbers import Integral
-
 import numpy as np
 
-from ..utils import check_generator
-from ._validation import check_epsilon, check_label_codes, check_n_classes
+from ..utils import check_generator, check_int, check_positive
+from ..utils._validation import check_codes, check_label_codes, check_scores
 
 __all__ = ["histogram_prior", "noisy_label_histogram"]
 
 
 def _check_groups(groups, n_samples, n_groups):
-    if isinstance(n_groups, bool) or not isinstance(n_groups, Integral):
-        raise TypeError(f"n_groups must be an int; got {n_groups!r}.")
-    if n_groups < 1:
-        raise ValueError(f"n_groups must be >= 1; got {n_groups}.")
+    n_groups = check_int(n_groups, "n_groups", minimum=1)
     groups = np.asarray(groups)
     if groups.ndim != 1 or groups.shape[0] != n_samples:
         raise ValueError(
             f"groups must have shape ({n_samples},), one group per label; got {groups.shape}."
         )
-    integral_floats = (
-        groups.dtype.kind == "f"
-        and np.all(np.isfinite(groups))
-        and np.all(groups == np.floor(groups))
-    )
-    if groups.dtype.kind not in "iu" and not integral_floats:
-        raise TypeError(f"groups must hold integer group codes; got dtype {groups.dtype}.")
-    if groups.size and (groups.min() < 0 or groups.max() >= n_groups):
-        raise ValueError(f"group codes must lie in [0, {int(n_groups) - 1}].")
-    return groups.astype(np.int64, copy=False), int(n_groups)
+    return check_codes(groups, n_groups, name="groups", what="group"), n_groups
 
 
 def noisy_label_histogram(y, groups, *, epsilon, n_classes, n_groups, random_state=None):
@@ -83,8 +69,8 @@ def noisy_label_histogram(y, groups, *, epsilon, n_classes, n_groups, random_sta
     array([[1, 1, 0],
            [0, 1, 1]])
     """
-    epsilon = check_epsilon(epsilon)
-    n_classes = check_n_classes(n_classes)
+    epsilon = check_positive(epsilon, "epsilon")
+    n_classes = check_int(n_classes, "n_classes", minimum=2)
     y = check_label_codes(y, n_classes)
     groups, n_groups = _check_groups(groups, y.shape[0], n_groups)
     rng = check_generator(random_state)
@@ -119,16 +105,19 @@ def histogram_prior(noisy_counts):
     array([[0.75      , 0.        , 0.25      ],
            [0.33333333, 0.33333333, 0.33333333]])
     """
-    h = np.asarray(noisy_counts, dtype=np.float64)
-    if h.ndim != 2 or h.shape[1] < 2:
-        raise ValueError(
-            f"noisy_counts must be a 2-d array (n_groups, n_classes >= 2); got shape {h.shape}."
-        )
-    if not np.all(np.isfinite(h)):
-        raise ValueError("noisy_counts must be finite.")
-    h = np.maximum(h, 0.0)
-    total = h.sum(axis=1, keepdims=True)
+    h = check_scores(noisy_counts, "noisy_counts", rows="n_groups")
+    return normalise_rows(np.maximum(h, 0.0))
+
+
+def normalise_rows(weights):
+    """Divide each row of nonnegative ``weights`` by its sum, in place.
+
+    A row that sums to 0 says nothing about the class and becomes the
+    uniform distribution.
+    """
+    total = weights.sum(axis=1, keepdims=True)
     empty = total[:, 0] == 0
-    h[empty] = 1.0
-    total[empty] = h.shape[1]
-    return h / total
+    weights[empty] = 1.0
+    total[empty] = weights.shape[1]
+    weights /= total
+    return weights

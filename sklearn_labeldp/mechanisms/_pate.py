@@ -9,13 +9,11 @@ needed: only the index of the largest noisy bin leaves the function.
 """
 
 import math
-from numbers import Integral, Real
 
 import numpy as np
 
 from ..accounting import PrivacySpend, approx_dp_to_zcdp, zcdp_to_approx_dp
-from ..utils import check_generator
-from ._validation import check_epsilon
+from ..utils import check_finite, check_generator, check_int, check_positive, check_unit_interval
 
 __all__ = [
     "confident_gnmax",
@@ -42,22 +40,6 @@ def _check_votes(votes):
     if not np.all(np.isfinite(votes)) or np.any(votes < 0) or np.any(votes != np.rint(votes)):
         raise ValueError("votes must be finite, nonnegative integer counts.")
     return votes
-
-
-def _check_n_queries(n_queries):
-    if isinstance(n_queries, bool) or not isinstance(n_queries, Integral):
-        raise TypeError(f"n_queries must be an int; got {n_queries!r}.")
-    if n_queries < 1:
-        raise ValueError(f"n_queries must be >= 1; got {n_queries}.")
-    return int(n_queries)
-
-
-def _check_delta(delta):
-    if isinstance(delta, bool) or not isinstance(delta, Real):
-        raise TypeError(f"delta must be a real number; got {delta!r}.")
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must lie in (0, 1); got {delta!r}.")
-    return float(delta)
 
 
 def _noisy_argmax(votes, noise):
@@ -101,7 +83,7 @@ def lnmax(votes, *, gamma, random_state=None):
     array([0, 2])
     """
     votes = _check_votes(votes)
-    gamma = check_epsilon(gamma, name="gamma")
+    gamma = check_positive(gamma, "gamma")
     rng = check_generator(random_state)
     return _noisy_argmax(votes, rng.laplace(0.0, 1.0 / gamma, size=votes.shape))
 
@@ -140,7 +122,7 @@ def gnmax(votes, *, sigma, random_state=None):
     array([0, 2])
     """
     votes = _check_votes(votes)
-    sigma = check_epsilon(sigma, name="sigma")
+    sigma = check_positive(sigma, "sigma")
     rng = check_generator(random_state)
     return _noisy_argmax(votes, rng.normal(0.0, sigma, size=votes.shape))
 
@@ -187,12 +169,9 @@ def confident_gnmax(votes, *, threshold, sigma1, sigma2, random_state=None):
     array([ 0, -1])
     """
     votes = _check_votes(votes)
-    if isinstance(threshold, bool) or not isinstance(threshold, Real):
-        raise TypeError(f"threshold must be a real number; got {threshold!r}.")
-    if not math.isfinite(threshold):
-        raise ValueError(f"threshold must be finite; got {threshold!r}.")
-    sigma1 = check_epsilon(sigma1, name="sigma1")
-    sigma2 = check_epsilon(sigma2, name="sigma2")
+    check_finite(threshold, "threshold")
+    sigma1 = check_positive(sigma1, "sigma1")
+    sigma2 = check_positive(sigma2, "sigma2")
     rng = check_generator(random_state)
     confident = votes.max(axis=1) + rng.normal(0.0, sigma1, size=votes.shape[0]) >= threshold
     labels = np.full(votes.shape[0], -1, dtype=np.int64)
@@ -227,8 +206,8 @@ def lnmax_spend(gamma, n_queries):
     >>> lnmax_spend(0.05, 10).epsilon
     1.0
     """
-    gamma = check_epsilon(gamma, name="gamma")
-    n_queries = _check_n_queries(n_queries)
+    gamma = check_positive(gamma, "gamma")
+    n_queries = check_int(n_queries, "n_queries", minimum=1)
     return PrivacySpend.leaf("LNMax", 2.0 * gamma * n_queries, gamma=gamma, n_queries=n_queries)
 
 
@@ -267,9 +246,9 @@ def gnmax_spend(sigma, n_queries, delta):
     >>> gnmax_spend(10.0, 25, 1e-5).rho
     0.25
     """
-    sigma = check_epsilon(sigma, name="sigma")
-    n_queries = _check_n_queries(n_queries)
-    delta = _check_delta(delta)
+    sigma = check_positive(sigma, "sigma")
+    n_queries = check_int(n_queries, "n_queries", minimum=1)
+    delta = check_unit_interval(delta, "delta")
     return _zcdp_spend("GNMax", n_queries / sigma**2, delta, sigma=sigma, n_queries=n_queries)
 
 
@@ -307,10 +286,10 @@ def confident_gnmax_spend(sigma1, sigma2, n_queries, delta):
     >>> confident_gnmax_spend(10.0, 10.0, 100, 1e-5).rho
     1.5
     """
-    sigma1 = check_epsilon(sigma1, name="sigma1")
-    sigma2 = check_epsilon(sigma2, name="sigma2")
-    n_queries = _check_n_queries(n_queries)
-    delta = _check_delta(delta)
+    sigma1 = check_positive(sigma1, "sigma1")
+    sigma2 = check_positive(sigma2, "sigma2")
+    n_queries = check_int(n_queries, "n_queries", minimum=1)
+    delta = check_unit_interval(delta, "delta")
     rho = n_queries / (2.0 * sigma1**2) + n_queries / sigma2**2
     return _zcdp_spend(
         "Confident-GNMax", rho, delta, sigma1=sigma1, sigma2=sigma2, n_queries=n_queries
@@ -339,8 +318,8 @@ def lnmax_gamma(epsilon, n_queries):
     >>> lnmax_gamma(1.0, 10)
     0.05
     """
-    epsilon = check_epsilon(epsilon)
-    n_queries = _check_n_queries(n_queries)
+    epsilon = check_positive(epsilon, "epsilon")
+    n_queries = check_int(n_queries, "n_queries", minimum=1)
     gamma = epsilon / (2.0 * n_queries)
     while 2.0 * gamma * n_queries > epsilon:
         gamma = math.nextafter(gamma, 0.0)
@@ -354,8 +333,8 @@ def _calibrate(epsilon, delta, coefficient, spend_of):
     to (eps, delta) conversion for the largest admissible rho; sigma is then
     widened ulp by ulp until the spend's own rounding stays within epsilon.
     """
-    epsilon = check_epsilon(epsilon)
-    delta = _check_delta(delta)
+    epsilon = check_positive(epsilon, "epsilon")
+    delta = check_unit_interval(delta, "delta")
     rho = approx_dp_to_zcdp(epsilon, delta)
     if rho == 0:
         raise ValueError(f"epsilon={epsilon} is too small for any Gaussian noise at delta={delta}.")
@@ -391,7 +370,7 @@ def gnmax_sigma(epsilon, delta, n_queries):
     >>> gnmax_spend(sigma, 100, 1e-5).epsilon <= 2.0
     True
     """
-    n_queries = _check_n_queries(n_queries)
+    n_queries = check_int(n_queries, "n_queries", minimum=1)
     return _calibrate(epsilon, delta, n_queries, lambda s: gnmax_spend(s, n_queries, delta))
 
 
@@ -430,8 +409,8 @@ def confident_gnmax_sigmas(epsilon, delta, n_queries, sigma_ratio):
     >>> round(s1 / s2, 6)
     2.0
     """
-    n_queries = _check_n_queries(n_queries)
-    ratio = check_epsilon(sigma_ratio, name="sigma_ratio")
+    n_queries = check_int(n_queries, "n_queries", minimum=1)
+    ratio = check_positive(sigma_ratio, "sigma_ratio")
     sigma2 = _calibrate(
         epsilon,
         delta,

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from ..utils import check_generator
-from ._dask import is_dask, map_mechanism
-from ._validation import check_epsilon, check_label_codes, check_n_classes
+from ..utils import check_generator, check_int, check_positive, is_dask
+from ..utils._validation import check_label_codes
+from ._dask import map_mechanism
 
 __all__ = ["randomized_response", "randomized_response_distribution"]
 
@@ -80,8 +80,8 @@ def randomized_response(y, *, epsilon, n_classes, random_state=None):
     if is_dask(y):
         return map_mechanism(randomized_response, y, random_state=random_state,
                              epsilon=epsilon, n_classes=n_classes)
-    epsilon = check_epsilon(epsilon)
-    n_classes = check_n_classes(n_classes)
+    epsilon = check_positive(epsilon, "epsilon")
+    n_classes = check_int(n_classes, "n_classes", minimum=2)
     y = check_label_codes(y, n_classes)
     rng = check_generator(random_state)
     return _draw_randomized_response(y, n_classes, epsilon, rng)
@@ -110,8 +110,8 @@ def randomized_response_distribution(*, epsilon, n_classes):
            [0.25, 0.5 , 0.25],
            [0.25, 0.25, 0.5 ]])
     """
-    epsilon = check_epsilon(epsilon)
-    n_classes = check_n_classes(n_classes)
+    epsilon = check_positive(epsilon, "epsilon")
+    n_classes = check_int(n_classes, "n_classes", minimum=2)
     keep = _keep_probability(epsilon, n_classes)
     other = np.exp(-epsilon) * keep  # 1 / (e^eps + K - 1)
     dist = np.full((n_classes, n_classes), other)

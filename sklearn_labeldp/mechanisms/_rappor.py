@@ -5,11 +5,12 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ..utils import check_generator
-from ._dask import is_dask, map_mechanism
-from ._validation import CHUNK_ELEMENTS, check_epsilon, check_label_codes, check_n_classes
+from ..utils import check_generator, check_int, check_positive, is_dask
+from ..utils._validation import CHUNK_ELEMENTS, check_label_codes, check_scores
+from ._dask import map_mechanism
+from ._histogram import normalise_rows
 
-__all__ = ["debias_rappor", "rappor", "rappor_distribution"]
+__all__ = ["debias_rappor", "rappor", "rappor_distribution", "rappor_probabilities"]
 
 # Trials per chunk of rows are capped so that a running sum of clipped gaps
 # (each at most this + 1; about CHUNK_ELEMENTS of them, or K q- when one row
@@ -42,7 +43,7 @@ def rappor_probabilities(epsilon):
     >>> rappor_probabilities(2000.0)
     (1.0, 0.0)
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_positive(epsilon, "epsilon")
     t = np.exp(-epsilon / 2.0)
     return float(1.0 / (1.0 + t)), float(t / (1.0 + t))
 
@@ -225,8 +226,8 @@ def rappor(y, *, epsilon, n_classes, random_state=None, sparse_output=False):
     if is_dask(y):
         return map_mechanism(rappor, y, random_state=random_state, epsilon=epsilon,
                              n_classes=n_classes, sparse_output=sparse_output)
-    epsilon = check_epsilon(epsilon)
-    n_classes = check_n_classes(n_classes)
+    epsilon = check_positive(epsilon, "epsilon")
+    n_classes = check_int(n_classes, "n_classes", minimum=2)
     y = check_label_codes(y, n_classes)
     if not isinstance(sparse_output, (bool, np.bool_)):
         raise TypeError(f"sparse_output must be a bool; got {sparse_output!r}.")
@@ -259,8 +260,8 @@ def rappor_distribution(*, epsilon, n_classes):
            [0.25, 0.75, 0.25],
            [0.25, 0.25, 0.75]])
     """
-    epsilon = check_epsilon(epsilon)
-    n_classes = check_n_classes(n_classes)
+    epsilon = check_positive(epsilon, "epsilon")
+    n_classes = check_int(n_classes, "n_classes", minimum=2)
     q_plus, q_minus = rappor_probabilities(epsilon)
     dist = np.full((n_classes, n_classes), q_minus)
     np.fill_diagonal(dist, q_plus)
@@ -306,20 +307,8 @@ def debias_rappor(scores, *, epsilon):
     >>> debias_rappor([[0.0, 0.0, 0.0]], epsilon=1.0)
     array([[0.33333333, 0.33333333, 0.33333333]])
     """
-    epsilon = check_epsilon(epsilon)
-    scores = np.asarray(scores, dtype=np.float64)
-    if scores.ndim != 2 or scores.shape[1] < 2:
-        raise ValueError(
-            f"scores must be a 2-d array (n_samples, n_classes >= 2); got shape {scores.shape}."
-        )
-    if not np.all(np.isfinite(scores)):
-        raise ValueError("scores must be finite.")
+    epsilon = check_positive(epsilon, "epsilon")
+    scores = check_scores(scores, "scores")
     _, q_minus = rappor_probabilities(epsilon)
     # q+ - q- = (e^(eps/2) - 1) / (e^(eps/2) + 1) = tanh(eps/4), exact for tiny eps.
-    eta = np.clip((scores - q_minus) / np.tanh(epsilon / 4.0), 0.0, 1.0)
-    total = eta.sum(axis=1, keepdims=True)
-    empty = total[:, 0] == 0
-    eta[empty] = 1.0
-    total[empty] = scores.shape[1]
-    eta /= total
-    return eta
+    return normalise_rows(np.clip((scores - q_minus) / np.tanh(epsilon / 4.0), 0.0, 1.0))

@@ -15,19 +15,17 @@ the prior itself, memory is O(n_samples) plus one chunk; without a prior
 
 import numpy as np
 
-from ..utils import check_generator
-from ._bit_select import nth_member
-from ._dask import is_dask, map_mechanism
-from ._randomized_response import _draw_randomized_response, _keep_probability
-from ._validation import (
+from ..utils import check_generator, check_int, check_positive, is_dask
+from ..utils._validation import (
     CHUNK_ELEMENTS,
-    check_epsilon,
     check_k,
     check_label_codes,
-    check_n_classes,
     check_negated_sorted_prior,
     check_prior_shape,
 )
+from ._bit_select import nth_member
+from ._dask import map_mechanism
+from ._randomized_response import _draw_randomized_response, _keep_probability
 
 __all__ = [
     "optimal_top_k",
@@ -262,7 +260,7 @@ def optimal_top_k(prior, *, epsilon):
     ...               epsilon=np.log(2))
     array([4, 1])
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_positive(epsilon, "epsilon")
     prior = check_prior_shape(prior)
     return _scan_prior(prior, None, epsilon)[0]
 
@@ -310,7 +308,7 @@ def rr_top_k(y, prior, *, k, epsilon, random_state=None):
     ...          random_state=0)
     array([2, 2])
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_positive(epsilon, "epsilon")
     prior = check_prior_shape(prior)
     y = _check_y_prior(y, prior)
     k = check_k(k, *prior.shape)
@@ -391,17 +389,17 @@ def rr_with_prior(y, prior=None, *, epsilon, n_classes=None, random_state=None,
     if is_dask(y, prior):
         return map_mechanism(rr_with_prior, y, prior, random_state=random_state,
                              epsilon=epsilon, n_classes=n_classes, return_k=return_k)
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_positive(epsilon, "epsilon")
     if prior is None:
         if n_classes is None:
             raise ValueError("n_classes is required when prior is None.")
-        n_classes = check_n_classes(n_classes)
+        n_classes = check_int(n_classes, "n_classes", minimum=2)
         y = check_label_codes(y, n_classes)
         rng = check_generator(random_state)
         out = _draw_randomized_response(y, n_classes, epsilon, rng)
         return (out, np.full(y.shape[0], n_classes, dtype=np.int64)) if return_k else out
     prior = check_prior_shape(prior)
-    if n_classes is not None and check_n_classes(n_classes) != prior.shape[1]:
+    if n_classes is not None and check_int(n_classes, "n_classes", minimum=2) != prior.shape[1]:
         raise ValueError(
             f"n_classes={n_classes} but prior has {prior.shape[1]} columns (classes)."
         )
@@ -436,7 +434,7 @@ def rr_top_k_distribution(prior, *, k, epsilon):
            [0.25, 0.75, 0.  ],
            [0.5 , 0.5 , 0.  ]])
     """
-    epsilon = check_epsilon(epsilon)
+    epsilon = check_positive(epsilon, "epsilon")
     prior = check_prior_shape(prior)
     k = check_k(k, *prior.shape)
     mask = top_k_mask(prior, k)

@@ -13,6 +13,8 @@ from sklearn.cluster import KMeans
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples
 
+from ..utils import check_int
+
 __all__ = ["ClusterPrior", "cluster_assignment"]
 
 
@@ -109,10 +111,9 @@ def cluster_assignment(X, n_clusters, *, n_init=3, random_state=None):
     >>> bool(groups[0] == groups[1] != groups[2] == groups[3])
     True
     """
-    if isinstance(n_clusters, bool) or not isinstance(n_clusters, Integral):
-        raise TypeError(f"n_clusters must be an int; got {n_clusters!r}.")
+    n_clusters = check_int(n_clusters, "n_clusters", minimum=1)
     n_samples = _num_samples(X)
-    if not 1 <= n_clusters <= n_samples:
+    if n_clusters > n_samples:
         raise ValueError(
             f"n_clusters={n_clusters} must lie in [1, n_samples]; got n_samples={n_samples}. "
             "Use fewer clusters or more data."

@@ -8,6 +8,8 @@ on already-privatised labels). Nothing here reads true labels.
 import numpy as np
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
+from ..utils import check_positive
+
 __all__ = ["apply_temperature", "model_prior", "uniform_prior"]
 
 
@@ -58,8 +60,7 @@ def apply_temperature(proba, temperature):
     array([[0.05882353, 0.94117647, 0.        ]])
     """
     proba = np.asarray(proba, dtype=np.float64)
-    if not (np.isfinite(temperature) and temperature > 0):
-        raise ValueError(f"temperature must be a finite number > 0; got {temperature!r}.")
+    temperature = check_positive(temperature, "temperature")
     with np.errstate(divide="ignore"):
         logits = np.log(proba) / temperature
     logits -= logits.max(axis=1, keepdims=True)

@@ -12,13 +12,29 @@ from ._random import (
     spawn_generators,
 )
 from ._seal import SealedCall, public_stderr, sealed
+from ._validation import (
+    check_finite,
+    check_int,
+    check_known_rows,
+    check_nonnegative,
+    check_option,
+    check_positive,
+    check_unit_interval,
+)
 
 __all__ = [
     "SECURE",
     "DerivedRandomState",
     "SealedCall",
     "all_estimators",
+    "check_finite",
     "check_generator",
+    "check_int",
+    "check_known_rows",
+    "check_nonnegative",
+    "check_option",
+    "check_positive",
+    "check_unit_interval",
     "derived_random_state",
     "forget_derived_seeds",
     "is_dask",

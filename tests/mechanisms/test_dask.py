@@ -27,7 +27,8 @@ from sklearn_labeldp.mechanisms import (
     rr_with_prior,
     rr_with_prior_distribution,
 )
-from sklearn_labeldp.mechanisms._dask import _block_seed, is_dask
+from sklearn_labeldp.mechanisms._dask import _block_seed
+from sklearn_labeldp.utils import is_dask
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")

@@ -1,0 +1,123 @@
+"""The public functions' argument checks: one module, one message per mistake."""
+
+import math
+
+import numpy as np
+import pytest
+
+from sklearn_labeldp.accounting import (
+    PrivacyBudget,
+    approx_dp_to_zcdp,
+    gaussian_rho,
+    zcdp_to_approx_dp,
+)
+from sklearn_labeldp.audit import clopper_pearson_lower, event_privacy_audit
+from sklearn_labeldp.mechanisms import (
+    gnmax_sigma,
+    gnmax_spend,
+    lnmax_spend,
+    noisy_label_histogram,
+    randomized_response,
+)
+from sklearn_labeldp.priors import apply_temperature, cluster_assignment
+from sklearn_labeldp.utils import (
+    check_finite,
+    check_int,
+    check_known_rows,
+    check_nonnegative,
+    check_option,
+    check_positive,
+    check_unit_interval,
+)
+from sklearn_labeldp.utils._validation import check_codes, check_label_codes
+
+
+def _message(call):
+    with pytest.raises((TypeError, ValueError)) as info:
+        call()
+    return type(info.value), str(info.value)
+
+
+def test_a_bad_delta_gets_one_message_from_every_package():
+    # Up to 1f650d0 the PATE spends said "delta must lie in (0, 1)" and the zCDP
+    # conversions "delta must lie in the open interval (0, 1)": two checks.
+    calls = [
+        lambda: gnmax_spend(1.0, 10, 1.5),
+        lambda: gnmax_sigma(1.0, 1.5, 10),
+        lambda: zcdp_to_approx_dp(0.5, 1.5),
+        lambda: approx_dp_to_zcdp(1.0, 1.5),
+    ]
+    expected = (ValueError, "delta must lie in the open interval (0, 1); got 1.5.")
+    assert [_message(call) for call in calls] == [expected] * len(calls)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.inf, math.nan])
+def test_a_bad_epsilon_gets_one_message_from_every_package(bad):
+    calls = [
+        lambda: randomized_response([0], epsilon=bad, n_classes=2),
+        lambda: approx_dp_to_zcdp(bad, 1e-5),
+        lambda: check_positive(bad, "epsilon"),
+    ]
+    expected = (ValueError, f"epsilon must be a finite number > 0; got {float(bad)!r}.")
+    assert [_message(call) for call in calls] == [expected] * len(calls)
+
+
+def test_bools_and_non_numbers_are_type_errors():
+    for check in (check_positive, check_unit_interval, check_nonnegative, check_finite):
+        for bad in (True, "1", None, [1.0]):
+            with pytest.raises(TypeError, match="x must be a real number"):
+                check(bad, "x")
+    for bad in (True, 2.0, "2"):
+        with pytest.raises(TypeError, match="n must be an int"):
+            check_int(bad, "n", minimum=1)
+    with pytest.raises(TypeError, match="sigma must be a real number"):
+        gaussian_rho(1.0, True)
+    with pytest.raises(TypeError, match="confidence must be a real number"):
+        clopper_pearson_lower(1, 2, confidence=True)
+    with pytest.raises(TypeError, match="n_queries must be an int"):
+        lnmax_spend(0.1, 2.0)
+    with pytest.raises(TypeError, match="n_clusters must be an int"):
+        cluster_assignment(np.zeros((4, 1)), 2.0)
+    with pytest.raises(TypeError, match="temperature must be a real number"):
+        apply_temperature([[0.5, 0.5]], "1")
+
+
+def test_ranges():
+    assert check_positive(0, "rho", allow_zero=True) == 0.0
+    with pytest.raises(ValueError, match=r"rho must be a finite number >= 0; got -1\.0\."):
+        check_positive(-1, "rho", allow_zero=True)
+    assert check_nonnegative(math.inf, "epsilon") == math.inf
+    with pytest.raises(ValueError, match=r"delta must lie in \[0, 1\.0\]; got 1\.5\."):
+        PrivacyBudget(1.0, 1.5)
+    for bad in (0.0, 1.0, -0.5, math.nan):
+        with pytest.raises(ValueError, match=r"confidence must lie in the open interval"):
+            event_privacy_audit([True], [False], confidence=bad)
+    with pytest.raises(ValueError, match="threshold must be finite; got inf."):
+        check_finite(math.inf, "threshold")
+    with pytest.raises(ValueError, match="n_groups must be >= 1; got 0."):
+        noisy_label_histogram([0], [0], epsilon=1.0, n_classes=2, n_groups=0)
+    with pytest.raises(ValueError, match=r"n_clusters=5 must lie in \[1, n_samples\]"):
+        cluster_assignment(np.zeros((4, 1)), 5)
+    with pytest.raises(ValueError, match=r"method must be one of \('cks', 'classic'\)"):
+        check_option("rdp", "method", ("cks", "classic"))
+
+
+def test_codes():
+    assert check_label_codes(np.array([0.0, 2.0]), 3).dtype == np.int64
+    assert check_label_codes([], 3).shape == (0,)
+    with pytest.raises(TypeError, match="encode labels first"):
+        check_label_codes([0.5], 3)
+    with pytest.raises(TypeError, match="groups must hold integer group codes; got dtype"):
+        check_codes(["a"], 3, name="groups", what="group")
+    with pytest.raises(ValueError, match=r"group codes in groups must lie in \[0, 2\]"):
+        check_codes([3], 3, name="groups", what="group")
+    with pytest.raises(ValueError, match="1-d array of label codes"):
+        check_label_codes([[0]], 3)
+
+
+def test_known_rows():
+    da = pytest.importorskip("dask.array")
+    y = da.arange(10, chunks=5)
+    check_known_rows(y, "y")
+    with pytest.raises(ValueError, match=r"^y has unknown chunk sizes; call compute_chunk_sizes"):
+        check_known_rows(y[y > 3], "y")
