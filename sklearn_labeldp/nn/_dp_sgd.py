@@ -24,13 +24,8 @@ from skorch.callbacks import EpochTimer, LRScheduler, PassthroughScoring, PrintL
 from torch.optim.lr_scheduler import ReduceLROnPlateau
 
 from .._base import BaseLabelDPMetaClassifier, CodeClassifierPredictMixin, trial_codes
-from ..accounting import (
-    PrivacySpend,
-    group_privacy_example_budget,
-    group_privacy_label_budget,
-    subsampled_gaussian_epsilon,
-    subsampled_gaussian_noise_multiplier,
-)
+from ..accounting import PrivacySpend, group_privacy_label_budget
+from ..accounting._subsampled import SUBSAMPLED_GAUSSIAN_METHODS, calibrate_dp_sgd
 from ._callbacks import WarmupLinearDecay
 from ._net import LabelDPNetClassifier, check_params, fit_label_codes
 from ._networks import MLP
@@ -340,7 +335,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         "estimator": [LabelDPNetClassifier, None],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
-        "accounting": [StrOptions({"rdp", "pld"})],
+        "accounting": [StrOptions(set(SUBSAMPLED_GAUSSIAN_METHODS))],
     }
 
     def __init__(
@@ -456,28 +451,17 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         multiplier reaches it, or the run's epsilon computes as 0, which no
         budget can be charged with) is a configuration error of ``epsilon``.
         """
-        target_epsilon, example_delta = group_privacy_example_budget(self.epsilon, self.delta)
-        problem = None
         try:
-            noise_multiplier = subsampled_gaussian_noise_multiplier(
-                target_epsilon, sample_rate, steps, example_delta, method=self.accounting
-            )
-            example_epsilon = subsampled_gaussian_epsilon(
-                noise_multiplier, sample_rate, steps, example_delta, method=self.accounting
+            return calibrate_dp_sgd(
+                self.epsilon, self.delta, sample_rate, steps, method=self.accounting
             )
         except ValueError as exc:  # label-free: only public quantities went in
-            problem = str(exc)
-        else:
-            if not (math.isfinite(example_epsilon) and example_epsilon > 0):
-                problem = f"the run's epsilon computes as {example_epsilon!r}"
-        if problem is not None:
             raise ValueError(
                 f"DPSGDClassifier: epsilon={self.epsilon!r} is too small for the "
                 f"{self.accounting!r} accountant to calibrate {steps} DP-SGD step(s) at sample "
-                f"rate {sample_rate:g} and delta={self.delta!r} ({problem}); use a larger "
+                f"rate {sample_rate:g} and delta={self.delta!r} ({exc}); use a larger "
                 "epsilon (or accounting='pld', which resolves smaller ones)."
-            )
-        return noise_multiplier, example_epsilon, example_delta
+            ) from None
 
     def _plan_fit(self, X, classes, rng):
         _opacus()  # the extra is needed: say so before anything else
