@@ -1,6 +1,6 @@
 """Fit any scikit-learn estimator on privatised targets that are not plain labels.
 
-Two kinds of targets come out of the mechanisms, and every meta-estimator
+Three kinds of targets come out of the mechanisms, and every meta-estimator
 uses these adapters to learn from them:
 
 - soft labels, rows on the probability simplex (ALIBI's posteriors): a
@@ -10,7 +10,14 @@ uses these adapters to learn from them:
   models); hard one-hot rows need no weights;
 - bit vectors (vector approximation): a regressor fits the K columns; a
   classifier is fitted once per column (like ``MultiOutputClassifier``) and
-  its ``predict_proba[:, 1]`` approximates ``E[Z_j | x]``.
+  its ``predict_proba[:, 1]`` approximates ``E[Z_j | x]``;
+- semi-supervised label codes, ``-1`` marking an unlabeled row (scikit-learn's
+  convention; PATE's unanswered queries and the rows outside a teacher's
+  part): learnt by a semi-supervised estimator
+  (:class:`~sklearn.semi_supervised.SelfTrainingClassifier`,
+  :class:`~sklearn.semi_supervised.LabelPropagation`,
+  :class:`~sklearn.semi_supervised.LabelSpreading`, or a
+  :class:`~sklearn.pipeline.Pipeline` ending in one) through its ``fit``.
 
 An estimator that learns such targets natively (a network with a softmax or
 sigmoid head, :class:`sklearn_labeldp.nn.LabelDPNetClassifier`) says so by
@@ -22,29 +29,79 @@ having the methods of this protocol, which the adapters then call directly:
   training-set probabilities to new targets and is called between epochs
   (ALIBI's per-epoch posterior; pure post-processing of released noise);
 - ``fit_bits(X, bits, **fit_params)``: learn the K bit columns with one
-  sigmoid output each; ``predict_proba`` then returns the K sigmoids.
+  sigmoid output each; ``predict_proba`` then returns the K sigmoids;
+- ``fit_semi(X, y, **fit_params)``: learn from label codes with ``-1`` for
+  the unlabeled rows (FixMatch, Sohn et al. 2020).
+
+What an estimator can learn is asked of :func:`learns_natively` and, for the
+semi-supervised kind, :func:`learns_semi_supervised`; never of its methods
+directly. :class:`TargetReuseMixin` declares the protocol through which a
+post-processing search learns again from a classifier's privatised targets
+(:class:`ReusableTargets`).
 
 Everything here is post-processing of DP outputs: no true label is read.
 """
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
+from sklearn.pipeline import Pipeline
+from sklearn.semi_supervised import LabelPropagation, LabelSpreading, SelfTrainingClassifier
 from sklearn.utils import _safe_indexing
-from sklearn.utils.validation import has_fit_parameter
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter
 
 from ._base import subset_fit_params
 from .mechanisms import project_to_simplex
 from .priors import model_prior
 
 # The method through which an estimator learns each kind of target natively.
-_NATIVE_FIT = {"soft": "fit_soft", "bits": "fit_bits"}
+_NATIVE_FIT = {"soft": "fit_soft", "bits": "fit_bits", "semi": "fit_semi"}
+
+# scikit-learn's estimators that learn from ``-1`` = unlabeled through ``fit``.
+_SEMI_SUPERVISED = (SelfTrainingClassifier, LabelPropagation, LabelSpreading)
 
 
-def _learns_natively(estimator, kind):
+def learns_natively(estimator, kind):
+    """Whether ``estimator`` has the method that learns targets of ``kind`` directly.
+
+    Parameters
+    ----------
+    estimator : estimator
+    kind : {"soft", "bits", "semi"}
+        ``fit_soft``, ``fit_bits`` or ``fit_semi`` (see the module's protocol).
+
+    Returns
+    -------
+    bool
+    """
     return kind in _NATIVE_FIT and hasattr(estimator, _NATIVE_FIT[kind])
 
+
+def learns_semi_supervised(estimator):
+    """Whether ``estimator`` learns from label codes with ``-1`` for the unlabeled rows.
+
+    True for an estimator with ``fit_semi`` (a network trained with FixMatch),
+    for :class:`~sklearn.semi_supervised.SelfTrainingClassifier`,
+    :class:`~sklearn.semi_supervised.LabelPropagation`,
+    :class:`~sklearn.semi_supervised.LabelSpreading` (and subclasses), and for
+    a :class:`~sklearn.pipeline.Pipeline` whose last step is one of them. Any
+    other classifier would take ``-1`` for a class.
+
+    Parameters
+    ----------
+    estimator : estimator
+
+    Returns
+    -------
+    bool
+    """
+    if learns_natively(estimator, "semi"):
+        return True
+    if isinstance(estimator, Pipeline):
+        estimator = estimator.steps[-1][1]
+    return isinstance(estimator, _SEMI_SUPERVISED)
 
 
 def check_target_capability(estimator, kind):
@@ -54,9 +111,11 @@ def check_target_capability(estimator, kind):
     ----------
     estimator : estimator
     kind : {"soft", "hard", "bits"}
+        Semi-supervised targets are never required, only offered to the
+        estimators that can learn them (:func:`learns_semi_supervised`).
     """
     name = type(estimator).__name__
-    if is_regressor(estimator) or _learns_natively(estimator, kind):
+    if is_regressor(estimator) or learns_natively(estimator, kind):
         return
     if not is_classifier(estimator):
         raise ValueError(f"the base estimator {name} is neither a classifier nor a regressor.")
@@ -72,7 +131,7 @@ def check_target_capability(estimator, kind):
 
 def supports_target_refresh(estimator):
     """Whether ``estimator`` can refresh soft targets between its epochs."""
-    return _learns_natively(estimator, "soft")
+    return learns_natively(estimator, "soft")
 
 
 def fit_soft_targets(estimator, X, targets, fit_params, *, refresh=None):
@@ -82,7 +141,7 @@ def fit_soft_targets(estimator, X, targets, fit_params, *, refresh=None):
     returns new targets) is used by estimators with ``fit_soft`` only, and
     must be None for any other estimator.
     """
-    if _learns_natively(estimator, "soft"):
+    if learns_natively(estimator, "soft"):
         return estimator.fit_soft(X, targets, refresh=refresh, **fit_params)
     if refresh is not None:
         raise ValueError(
@@ -100,6 +159,31 @@ def fit_soft_targets(estimator, X, targets, fit_params, *, refresh=None):
         weights = weights * np.asarray(expanded.pop("sample_weight"))
     expanded["sample_weight"] = weights
     return estimator.fit(_safe_indexing(X, rows), labels, **expanded)
+
+
+def fit_semi_supervised_targets(estimator, X, targets, fit_params):
+    """Fit ``estimator`` on label codes ``targets``, ``-1`` marking an unlabeled row.
+
+    Through ``fit_semi`` for an estimator that learns them natively, else
+    through ``fit``: a semi-supervised estimator of scikit-learn reads the
+    ``-1``, and any other classifier must be given labeled rows only.
+
+    Parameters
+    ----------
+    estimator : estimator
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    targets : ndarray of shape (n_samples,)
+    fit_params : dict
+        Passed to ``fit_semi`` or ``fit``.
+
+    Returns
+    -------
+    estimator
+        The fitted estimator.
+    """
+    if learns_natively(estimator, "semi"):
+        return estimator.fit_semi(X, targets, **fit_params)
+    return estimator.fit(X, targets, **fit_params)
 
 
 def predict_soft_targets(model, X, n_classes):
@@ -184,7 +268,7 @@ def fit_bit_targets(estimator, X, bits, fit_params):
         natively), or for a classifier base a fitted
         :class:`BitColumnClassifiers` around it.
     """
-    if _learns_natively(estimator, "bits"):
+    if learns_natively(estimator, "bits"):
         return estimator.fit_bits(X, bits, **fit_params)
     if is_regressor(estimator):
         return estimator.fit(X, bits.astype(np.float64), **fit_params)
@@ -193,7 +277,7 @@ def fit_bit_targets(estimator, X, bits, fit_params):
 
 def predict_bit_scores(model, X):
     """The approximations ``f_j(x)`` of ``E[Z_j | x]``, shape (n_samples, n_classes)."""
-    if _learns_natively(model, "bits"):
+    if learns_natively(model, "bits"):
         return np.asarray(model.predict_proba(X), dtype=np.float64)
     if isinstance(model, BitColumnClassifiers):
         return model.predict_proba_columns(X)
@@ -248,3 +332,75 @@ class ReusableTargets:
     def debias(self, agreement):
         """The unbiased accuracy estimate of a mean ``agreement``."""
         return (agreement - self.agree_if_wrong) / (self.agree_if_right - self.agree_if_wrong)
+
+
+class TargetReuseMixin:
+    """The post-processing protocol: privatised targets a search may learn from again.
+
+    :class:`~sklearn_labeldp.model_selection.PrivateGridSearchCV` with
+    ``strategy="post_processing"`` privatises the labels once, by fitting the
+    estimator, then cross-validates candidate base learners on its privatised
+    targets and returns the estimator with the best one as final model: all
+    of it post-processing of the one release. It needs three methods, which a
+    label-DP classifier offers by inheriting this mixin:
+
+    - :meth:`check_target_reuse`, before anything is charged: raise
+      ``ValueError`` when the estimator's parameters give targets that cannot
+      be reused (reads parameters only);
+    - :meth:`reusable_targets`, once fitted: the privatised targets and their
+      agreement probabilities (:class:`ReusableTargets`), from which the
+      search debiases the accuracy of a model;
+    - :meth:`with_final_estimator`, once fitted: a copy whose final model is
+      one fitted on those targets only.
+
+    A subclass implements ``_reusable_targets()`` and overrides
+    :meth:`check_target_reuse` when some parameters rule reuse out, and
+    ``_set_final_estimator(model)`` when it keeps more than ``estimator_``.
+    Implemented by :class:`~sklearn_labeldp.classifiers.RRWithPriorClassifier`
+    and :class:`~sklearn_labeldp.classifiers.VectorApproxClassifier`.
+    """
+
+    def check_target_reuse(self):
+        """Raise ``ValueError`` unless the privatised targets can be learnt from again.
+
+        Reads the parameters only, so the search calls it before any charge.
+        Every fit's targets can be reused unless a subclass says otherwise.
+        """
+
+    def reusable_targets(self):
+        """The fitted privatised targets, with their agreement probabilities.
+
+        Returns
+        -------
+        ReusableTargets
+        """
+        check_is_fitted(self)
+        self.check_target_reuse()
+        return self._reusable_targets()
+
+    def with_final_estimator(self, model):
+        """A copy of this fitted classifier whose final model is ``model``.
+
+        ``model`` must have been fitted on ``reusable_targets()`` only, so the
+        copy is post-processing of the same release and costs nothing more.
+
+        Parameters
+        ----------
+        model : estimator
+            Fitted on the targets of :meth:`reusable_targets`.
+
+        Returns
+        -------
+        estimator
+            A deep copy of this classifier, of its class.
+        """
+        check_is_fitted(self)
+        copied = copy.deepcopy(self)
+        copied._set_final_estimator(model)
+        return copied
+
+    def _reusable_targets(self):
+        raise NotImplementedError
+
+    def _set_final_estimator(self, model):
+        self.estimator_ = model

@@ -1,17 +1,24 @@
 import numpy as np
 import pytest
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from sklearn.semi_supervised import LabelPropagation, LabelSpreading, SelfTrainingClassifier
 from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_labeldp._target_adapters import (
     BitColumnClassifiers,
+    TargetReuseMixin,
     check_target_capability,
     fit_bit_targets,
+    fit_semi_supervised_targets,
     fit_soft_targets,
+    learns_natively,
+    learns_semi_supervised,
     predict_bit_scores,
     predict_soft_targets,
 )
@@ -227,3 +234,104 @@ def test_vector_approximation_trains_one_native_model_on_all_bits():
     ).fit(X, y)
     np.testing.assert_array_equal(clf.estimator_.bits_, clf.privatized_bits_)
     assert clf.predict_proba(X).shape == (30, 5)
+
+
+# ---------------------------------------------------------------- semi-supervised targets
+class NativeSemi(ClassifierMixin, BaseEstimator):
+    """Learns -1 = unlabeled natively (as a FixMatch network does); plain fit refused."""
+
+    def fit(self, X, y):
+        raise AssertionError("an estimator with fit_semi must be fitted through fit_semi")
+
+    def fit_semi(self, X, y, **fit_params):
+        self.y_, self.fit_params_ = np.asarray(y), fit_params
+        self.classes_ = np.unique(self.y_[self.y_ >= 0])
+        return self
+
+
+@pytest.mark.parametrize(
+    "estimator, semi, native",
+    [
+        (NativeSemi(), True, True),
+        (LabelSpreading(), True, False),
+        (LabelPropagation(), True, False),
+        (SelfTrainingClassifier(LogisticRegression()), True, False),
+        (make_pipeline(StandardScaler(), LabelSpreading()), True, False),
+        (make_pipeline(LabelSpreading(), StandardScaler()), False, False),  # not its last step
+        (LogisticRegression(), False, False),
+        (KNeighborsRegressor(), False, False),
+    ],
+    ids=lambda v: type(v).__name__ if not isinstance(v, bool) else str(v),
+)
+def test_semi_supervised_is_a_declared_capability(estimator, semi, native):
+    assert learns_semi_supervised(estimator) is semi
+    assert learns_natively(estimator, "semi") is native
+
+
+def test_semi_supervised_targets_reach_fit_semi_or_fit():
+    X = np.arange(8, dtype=float)[:, None]
+    targets = np.array([0, 1, -1, -1, 0, 1, -1, -1])
+    native = fit_semi_supervised_targets(NativeSemi(), X, targets, {"epochs": 2})
+    np.testing.assert_array_equal(native.y_, targets)
+    assert native.fit_params_ == {"epochs": 2}
+    spread = fit_semi_supervised_targets(LabelSpreading(n_neighbors=2), X, targets, {})
+    np.testing.assert_array_equal(spread.classes_, [0, 1])  # -1 read as unlabeled
+    assert set(spread.transduction_) == {0, 1}
+
+
+# ---------------------------------------------------------------- the post-processing protocol
+def test_target_reuse_protocol_is_declared_by_both_implementations():
+    from sklearn_labeldp.classifiers import (
+        ALIBIClassifier,
+        PATEClassifier,
+        RRWithPriorClassifier,
+        VectorApproxClassifier,
+    )
+
+    assert issubclass(RRWithPriorClassifier, TargetReuseMixin)
+    assert issubclass(VectorApproxClassifier, TargetReuseMixin)
+    assert not issubclass(ALIBIClassifier, TargetReuseMixin)
+    assert not issubclass(PATEClassifier, TargetReuseMixin)
+
+
+def test_reusable_targets_and_final_estimator_of_randomized_response():
+    from sklearn_labeldp.classifiers import RRWithPriorClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 2)), rng.integers(0, 3, size=60)
+    clf = RRWithPriorClassifier(LogisticRegression(), epsilon=1.0, classes=range(3),
+                                random_state=0)
+    with pytest.raises(NotFittedError):
+        clf.reusable_targets()
+    clf.fit(X, y)
+    reuse = clf.reusable_targets()
+    assert reuse.kind == "hard" and reuse.targets is clf.privatized_labels_
+    p = np.e / (np.e + 2)  # e^eps / (e^eps + K - 1)
+    assert reuse.agree_if_right == pytest.approx(p)
+    assert reuse.agree_if_wrong == pytest.approx(p / np.e)
+    model = reuse.fit(KNeighborsClassifier(3), X, np.arange(60))
+    original = clf.estimator_
+    copied = clf.with_final_estimator(model)
+    assert type(copied) is RRWithPriorClassifier
+    assert copied.estimator_ is model and copied.estimators_ == [model]
+    assert clf.estimator_ is original and clf.estimators_ == [original]  # left as it was
+    two_stages = clone(clf).set_params(n_stages=2)
+    with pytest.raises(ValueError, match="n_stages=1"):
+        two_stages.check_target_reuse()
+
+
+def test_reusable_targets_and_final_estimator_of_vector_approximation():
+    from sklearn_labeldp.classifiers import VectorApproxClassifier
+    from sklearn_labeldp.mechanisms import rappor_probabilities
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 2)), rng.integers(0, 3, size=60)
+    clf = VectorApproxClassifier(epsilon=2.0, classes=range(3), random_state=0).fit(X, y)
+    clf.check_target_reuse()  # every fit's bits can be reused
+    reuse = clf.reusable_targets()
+    assert reuse.kind == "bits" and reuse.targets is clf.privatized_bits_
+    assert (reuse.agree_if_right, reuse.agree_if_wrong) == rappor_probabilities(2.0)
+    model = reuse.fit(LinearRegression(), X, np.arange(60))
+    copied = clf.with_final_estimator(model)
+    assert copied.estimator_ is model and clf.estimator_ is not model
+    np.testing.assert_array_equal(copied.predict(X), np.argmax(model.predict(X), axis=1))

@@ -1,6 +1,5 @@
 """PATEClassifier: teachers on disjoint parts, noisy vote aggregation, a student."""
 
-import math
 import warnings
 from numbers import Integral, Real
 
@@ -9,8 +8,6 @@ from joblib import Parallel, delayed
 from sklearn.base import clone, is_classifier
 from sklearn.dummy import DummyClassifier
 from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import Pipeline
-from sklearn.semi_supervised import LabelPropagation, LabelSpreading, SelfTrainingClassifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import _num_samples
@@ -24,23 +21,16 @@ from .._base import (
     subset_fit_params,
     trial_codes,
 )
-from ..accounting import PrivacySpend
-from ..mechanisms import (
-    confident_gnmax,
-    confident_gnmax_sigmas,
-    confident_gnmax_spend,
-    gnmax,
-    gnmax_sigma,
-    gnmax_spend,
-    lnmax,
-    lnmax_gamma,
-    lnmax_spend,
+from .._target_adapters import (
+    fit_semi_supervised_targets,
+    learns_natively,
+    learns_semi_supervised,
 )
+from ..accounting import PrivacySpend
 from ..utils import SealedCall, progress, spawn_generators
+from ._aggregators import AGGREGATORS, VoteSetting
 
 __all__ = ["PATEClassifier"]
-
-_SEMI_SUPERVISED = (SelfTrainingClassifier, LabelPropagation, LabelSpreading)
 
 # The one error a failed teacher becomes, in the worker and here. Fixed and
 # free of numbers: the teacher's own exception (its type, text, traceback)
@@ -72,43 +62,29 @@ def _quiet(estimator):
     return estimator
 
 
-def _is_semi_supervised(estimator):
-    """Whether ``estimator`` learns from scikit-learn's ``-1`` = unlabeled convention.
-
-    True for an estimator with a ``fit_semi(X, y)`` method (a network trained
-    with FixMatch), for :class:`~sklearn.semi_supervised.SelfTrainingClassifier`,
-    :class:`~sklearn.semi_supervised.LabelPropagation`,
-    :class:`~sklearn.semi_supervised.LabelSpreading` (and subclasses), and
-    for a :class:`~sklearn.pipeline.Pipeline` whose last step is one of them.
-    """
-    if hasattr(estimator, "fit_semi"):
-        return True
-    if isinstance(estimator, Pipeline):
-        estimator = estimator.steps[-1][1]
-    return isinstance(estimator, _SEMI_SUPERVISED)
+def _semi_supervised_targets(n_rows, n_classes):
+    """Label-free trial targets for a semi-supervised fit: the first ``2 n_classes``
+    rows labeled (every class twice), the others ``-1``."""
+    targets = trial_codes(n_rows, n_classes)
+    targets[2 * n_classes :] = -1
+    return targets
 
 
-def _fit_semi_supervised(student, X, targets):
-    """Fit ``student`` on all of ``X`` with ``targets`` of -1 for the unlabeled rows."""
-    if hasattr(student, "fit_semi"):
-        return student.fit_semi(X, targets)
-    return student.fit(X, targets)
-
-
-def _teacher_data(teacher, X, part, codes_part):
-    """What one teacher trains on: its part, or for a teacher with ``fit_semi``
-    (FixMatch: PATE-FM, Malek et al. 2021) every training input with ``-1`` as
-    the label outside its part (under label DP the features are public; only
-    its part's labels are read). Only a semi-supervised teacher is sent all of
-    ``X``."""
-    if not hasattr(teacher, "fit_semi"):
-        return _safe_indexing(X, part), codes_part
+def _teacher_data(teacher, X, part, codes_part, fit_params, n_samples):
+    """What one teacher trains on: its part, or for a teacher that learns
+    unlabeled rows natively (FixMatch: PATE-FM, Malek et al. 2021) every
+    training input with ``-1`` as the label outside its part (under label DP
+    the features are public; only its part's labels are read). Only such a
+    teacher is sent all of ``X``, and it gets no routed ``fit`` metadata,
+    which is per row of its part."""
+    if not learns_natively(teacher, "semi"):
+        return _safe_indexing(X, part), codes_part, subset_fit_params(fit_params, part, n_samples)
     targets = np.full(_num_samples(X), -1, dtype=np.intp)
     targets[part] = codes_part
-    return X, targets
+    return X, targets, {}
 
 
-def _teacher_votes(teacher, X_train, targets, X_queries, fit_params):
+def _teacher_votes(teacher, X_train, targets, fit_params, X_queries):
     """Fit one teacher on its data and return its votes on the queries.
 
     Only the votes leave the worker: the fitted teacher (a clone, so the
@@ -121,10 +97,8 @@ def _teacher_votes(teacher, X_train, targets, X_queries, fit_params):
     seen = np.unique(targets[targets >= 0])
     if seen.size == 1:  # many classifiers refuse one class; its vote is that class
         return np.full(X_queries.shape[0], seen[0], dtype=np.intp)
-    if hasattr(teacher, "fit_semi"):
-        fitted = clone(teacher).fit_semi(X_train, targets)
-    else:
-        fitted = clone(teacher).fit(X_train, targets, **fit_params)
+    # A teacher that is not semi-supervised natively has only labeled rows.
+    fitted = fit_semi_supervised_targets(clone(teacher), X_train, targets, fit_params)
     votes = np.asarray(fitted.predict(X_queries))
     # One vote per query, a code the teacher was trained on: anything else would
     # land in another query's histogram and break the sensitivity the noise covers.
@@ -154,10 +128,7 @@ def _pate_release(
     sealed_teacher = SealedCall(_teacher_votes, failure=_TEACHER_FAILURE)
     teacher_votes = Parallel(n_jobs=n_jobs, return_as="generator")(
         delayed(sealed_teacher)(
-            teacher,
-            *_teacher_data(teacher, X, part, codes[part]),
-            X_queries,
-            subset_fit_params(fit_params, part, n_samples),
+            teacher, *_teacher_data(teacher, X, part, codes[part], fit_params, n_samples), X_queries
         )
         for teacher, part in zip(teachers, parts, strict=True)
     )
@@ -345,7 +316,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             Interval(Integral, 1, None, closed="left"),
             Interval(RealNotInt, 0, 1, closed="neither"),
         ],
-        "aggregator": [StrOptions({"lnmax", "gnmax", "confident_gnmax"})],
+        "aggregator": [StrOptions(set(AGGREGATORS))],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "threshold": [Interval(Real, 0, 1, closed="both")],
         "sigma_ratio": [Interval(Real, 0, None, closed="neither")],
@@ -404,12 +375,11 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         # The teachers run with every `verbose` at 0 (see _quiet_teacher): the
         # trial fits that configuration, so an estimator refusing it fails here.
         _quiet(estimator)
-        targets = trial_codes(X.shape[0], n_classes)
-        if hasattr(estimator, "fit_semi"):
-            targets[2 * n_classes :] = -1
-            estimator.fit_semi(X, targets)
+        if learns_natively(estimator, "semi"):  # as _teacher_data sends it
+            targets, fit_params = _semi_supervised_targets(X.shape[0], n_classes), {}
         else:
-            estimator.fit(X, targets, **fit_params)
+            targets = trial_codes(X.shape[0], n_classes)
+        fit_semi_supervised_targets(estimator, X, targets, fit_params)
         estimator.predict(X[:1])
 
     def _check_before_charge(self, X, n_classes, plan, fit_params):
@@ -427,20 +397,14 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         student = quick_trial(
             seed_estimator(clone(self._get_student()), np.random.default_rng(0))
         )
-        n_rows = min(
-            X.shape[0] if _is_semi_supervised(student) else plan["queries"].size, _TRIAL_ROWS
-        )
-        targets = trial_codes(n_rows, n_classes)
-        if _is_semi_supervised(student):
-            targets[2 * n_classes :] = -1
+        semi = learns_semi_supervised(student)
+        n_rows = min(X.shape[0] if semi else plan["queries"].size, _TRIAL_ROWS)
+        targets = (_semi_supervised_targets if semi else trial_codes)(n_rows, n_classes)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 trial_X = _safe_indexing(X, np.arange(n_rows))
-                if _is_semi_supervised(student):
-                    _fit_semi_supervised(student, trial_X, targets)
-                else:
-                    student.fit(trial_X, targets)
+                fit_semi_supervised_targets(student, trial_X, targets, {})
                 student.predict(trial_X[:1])
         except Exception as exc:
             raise ValueError(
@@ -482,26 +446,23 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         # Both drawn from the plan stream, before and independently of any label.
         parts = np.array_split(rng.permutation(n_samples), self.n_teachers)
         queries = np.sort(rng.choice(n_samples, size=n_queries, replace=False))
+        aggregator = AGGREGATORS[self.aggregator]
+        setting = VoteSetting(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            n_queries=n_queries,
+            n_teachers=self.n_teachers,
+            threshold=self.threshold,
+            sigma_ratio=self.sigma_ratio,
+        )
         params = {
             "aggregator": self.aggregator,
             "n_teachers": self.n_teachers,
             "n_queries": n_queries,
+            **aggregator.calibrate(setting),
         }
-        if self.aggregator == "lnmax":
-            gamma = lnmax_gamma(self.epsilon, n_queries)
-            leaf = lnmax_spend(gamma, n_queries)
-            params["gamma"] = gamma
-        elif self.aggregator == "gnmax":
-            sigma = gnmax_sigma(self.epsilon, self.delta, n_queries)
-            leaf = gnmax_spend(sigma, n_queries, self.delta)
-            params["sigma"] = sigma
-        else:
-            sigma1, sigma2 = confident_gnmax_sigmas(
-                self.epsilon, self.delta, n_queries, self.sigma_ratio
-            )
-            leaf = confident_gnmax_spend(sigma1, sigma2, n_queries, self.delta)
-            params.update(sigma1=sigma1, sigma2=sigma2, threshold=self.threshold * self.n_teachers)
-        self._warn_if_noise_drowns_votes(params)
+        leaf = aggregator.privacy_spend(setting, params)
+        self._warn_if_noise_drowns_votes(aggregator, params)
         spend = PrivacySpend.compose("PATE", [leaf], "sequential", n_teachers=self.n_teachers)
         plan = {
             "parts": parts,
@@ -509,10 +470,11 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             "params": params,
             "classes": classes,
             "teacher": self._quiet_teacher(),
+            "aggregator": aggregator,
         }
         return spend, plan
 
-    def _warn_if_noise_drowns_votes(self, params):
+    def _warn_if_noise_drowns_votes(self, aggregator, params):
         """Warn, before any charge, when the answers would be mostly noise.
 
         The labelling noise's std per bin (``sigma``, ``sigma2``, or ``sqrt 2 /
@@ -521,21 +483,18 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         Confident-GNMax's selection noise ``sigma1`` is compared with half its
         threshold: above it, which queries are answered is mostly noise too.
         """
-        std = {
-            "lnmax": lambda: math.sqrt(2.0) / params.get("gamma", 1.0),
-            "gnmax": lambda: params.get("sigma"),
-            "confident_gnmax": lambda: params.get("sigma2"),
-        }[self.aggregator]()
+        std = aggregator.answer_std(params)
+        selection = aggregator.selection_noise(params)
         problems = []
         if std > self.n_teachers / 2:
             problems.append(
                 f"the vote noise has std {std:.1f} votes for {self.n_teachers} teachers: "
                 "most answers will be noise"
             )
-        if self.aggregator == "confident_gnmax" and params["sigma1"] > params["threshold"] / 2:
+        if selection is not None and selection[0] > selection[1] / 2:
             problems.append(
-                f"the selection noise has std {params['sigma1']:.1f} votes against a "
-                f"threshold of {params['threshold']:.1f} votes: which queries are answered "
+                f"the selection noise has std {selection[0]:.1f} votes against a "
+                f"threshold of {selection[1]:.1f} votes: which queries are answered "
                 "will be mostly noise"
             )
         if problems:
@@ -548,21 +507,8 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
                 stacklevel=5,
             )
 
-    def _aggregate(self, votes, params, rng):
-        if self.aggregator == "lnmax":
-            return lnmax(votes, gamma=params["gamma"], random_state=rng)
-        if self.aggregator == "gnmax":
-            return gnmax(votes, sigma=params["sigma"], random_state=rng)
-        return confident_gnmax(
-            votes,
-            threshold=params["threshold"],
-            sigma1=params["sigma1"],
-            sigma2=params["sigma2"],
-            random_state=rng,
-        )
-
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
-        params, queries = plan["params"], plan["queries"]
+        params, queries, aggregator = plan["params"], plan["queries"], plan["aggregator"]
         noise_rng, teacher_rng = spawn_generators(mechanism_rng, 2)
         teachers = [seed_estimator(clone(plan["teacher"]), teacher_rng) for _ in plan["parts"]]
         answers = labels.release(
@@ -577,7 +523,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             n_classes=labels.n_classes,
             n_jobs=self.n_jobs,
             verbose=self.verbose,
-            aggregate=lambda votes: self._aggregate(votes, params, noise_rng),
+            aggregate=lambda votes: aggregator.aggregate(votes, params, noise_rng),
         )
         # Everything below is post-processing of `answers`: no label is read again.
         answered = answers >= 0
@@ -596,10 +542,10 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
                 stacklevel=2,
             )
             student = DummyClassifier(strategy="most_frequent")
-        if _is_semi_supervised(student):
+        if learns_semi_supervised(student):
             targets = np.full(X.shape[0], -1, dtype=np.intp)
             targets[queries] = answers
-            _fit_semi_supervised(student, X, targets)
+            fit_semi_supervised_targets(student, X, targets, {})
         else:
             student.fit(_safe_indexing(X, queries[answered]), answers[answered])
         return {

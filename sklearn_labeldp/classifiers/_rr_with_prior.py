@@ -9,7 +9,6 @@ from sklearn.base import is_classifier
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.validation import check_is_fitted
 
 from .._base import (
     BaseLabelDPMetaClassifier,
@@ -17,7 +16,7 @@ from .._base import (
     subset_fit_params,
     trial_codes,
 )
-from .._target_adapters import ReusableTargets
+from .._target_adapters import ReusableTargets, TargetReuseMixin
 from ..accounting import PrivacyBudget, PrivacySpend
 from ..mechanisms import (
     check_prior,
@@ -32,7 +31,9 @@ from ..utils import derived_random_state
 __all__ = ["RRWithPriorClassifier"]
 
 
-class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
+class RRWithPriorClassifier(
+    TargetReuseMixin, CodeClassifierPredictMixin, BaseLabelDPMetaClassifier
+):
     """Label-DP classifier trained on RRWithPrior labels in stages (LP-MST).
 
     The data is split at random, independently of the labels, into
@@ -122,17 +123,22 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     estimators_ : list of estimators
         The model of each stage.
     mechanism_params_ : dict
-        The parameters of the mechanism: ``"epsilon"``, the epsilon of each
-        stage's RRWithPrior, and ``"mean_k"``, an ndarray of shape
+        The parameters of the mechanism: ``"stage_epsilon"``, the epsilon of
+        each stage's RRWithPrior (``epsilon``, or ``epsilon - prior.epsilon``
+        with a cluster prior), and ``"mean_k"``, an ndarray of shape
         (n_stages,) with the mean ``k*`` of each stage (``n_classes`` for a
         uniform prior; ``k*`` depends on the public prior only).
     privatized_labels_ : ndarray of shape (n_samples,)
         The RRWithPrior output of every training example, as label codes
         (indices into ``classes_``). A DP output, so storing it costs no
         privacy; with ``n_stages=1`` and no prior these are plain
-        randomized-response labels (used by
+        randomized-response labels, which
         :class:`~sklearn_labeldp.model_selection.PrivateGridSearchCV` with
-        ``strategy="post_processing"``).
+        ``strategy="post_processing"`` learns from again through the
+        post-processing protocol of
+        :class:`~sklearn_labeldp._target_adapters.TargetReuseMixin`
+        (``check_target_reuse``, ``reusable_targets``,
+        ``with_final_estimator``).
     cluster_prior_ : ndarray of shape (prior.n_clusters, n_classes)
         Only with a :class:`~sklearn_labeldp.priors.ClusterPrior`: the prior of
         each cluster, computed from the noisy histograms (a DP release, safe to
@@ -426,10 +432,12 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
     def check_target_reuse(self):
         """Raise ``ValueError`` unless the privatised labels can be learnt from again.
 
-        Part of the protocol of
+        Part of the post-processing protocol
+        (:class:`~sklearn_labeldp._target_adapters.TargetReuseMixin`): the
+        debiased accuracy of
         :class:`~sklearn_labeldp.model_selection.PrivateGridSearchCV` with
-        ``strategy="post_processing"``: its debiased accuracy needs plain
-        randomized response (``n_stages=1``, ``prior=None``).
+        ``strategy="post_processing"`` needs plain randomized response
+        (``n_stages=1``, ``prior=None``).
         """
         if self.n_stages != 1 or self.prior is not None:
             raise ValueError(
@@ -439,38 +447,18 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
                 "response. Use strategy='holdout' instead."
             )
 
-    def reusable_targets(self):
-        """The fitted randomized-response labels, with their agreement probabilities.
-
-        Returns
-        -------
-        ReusableTargets
-            ``targets`` are ``privatized_labels_``; a prediction agrees with
-            one with probability ``p = e^eps / (e^eps + K - 1)`` when it is
-            right and ``p * e^-eps`` when it is wrong.
-        """
-        check_is_fitted(self)
-        self.check_target_reuse()
+    def _reusable_targets(self):
+        # ``privatized_labels_``: a prediction agrees with one with probability
+        # p = e^eps / (e^eps + K - 1) when it is right and p * e^-eps when it is
+        # wrong, the law of randomized_response, written with e^-eps so it never
+        # overflows.
         n_classes = self.classes_.size
-        # The law of randomized_response, written with e^-eps so it never overflows.
         keep = 1.0 / (1.0 + (n_classes - 1) * np.exp(-self.epsilon))
         return ReusableTargets(self.privatized_labels_, keep, keep * np.exp(-self.epsilon),
                                "hard")
 
-    def with_final_estimator(self, model):
-        """A copy of this fitted classifier whose final model is ``model``.
-
-        ``model`` must have been fitted on ``reusable_targets()`` only, so the
-        copy is post-processing of the same release and costs nothing more.
-
-        Returns
-        -------
-        RRWithPriorClassifier
-        """
-        check_is_fitted(self)
-        copied = copy.deepcopy(self)
-        copied.estimator_, copied.estimators_ = model, [model]
-        return copied
+    def _set_final_estimator(self, model):
+        self.estimator_, self.estimators_ = model, [model]
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         n_samples, n_classes = labels.n_samples, labels.n_classes
@@ -526,6 +514,9 @@ class RRWithPriorClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifie
             **fitted,
             "estimator_": model,
             "estimators_": estimators,
-            "mechanism_params_": {"epsilon": plan["stage_epsilon"], "mean_k": np.array(stage_k)},
+            "mechanism_params_": {
+                "stage_epsilon": plan["stage_epsilon"],
+                "mean_k": np.array(stage_k),
+            },
             "privatized_labels_": noisy,
         }

@@ -1,7 +1,5 @@
 """VectorApproxClassifier: learn from RAPPOR label vectors (vector approximation)."""
 
-import copy
-
 import numpy as np
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.utils.validation import check_is_fitted
@@ -9,6 +7,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import BaseLabelDPMetaClassifier, trial_codes
 from .._target_adapters import (
     ReusableTargets,
+    TargetReuseMixin,
     check_target_capability,
     fit_bit_targets,
     predict_bit_scores,
@@ -19,7 +18,7 @@ from ..mechanisms import debias_rappor, rappor, rappor_probabilities
 __all__ = ["VectorApproxClassifier"]
 
 
-class VectorApproxClassifier(BaseLabelDPMetaClassifier):
+class VectorApproxClassifier(TargetReuseMixin, BaseLabelDPMetaClassifier):
     """Label-DP classifier trained on RAPPOR-randomized label vectors.
 
     Each label ``y`` becomes a vector ``Z`` in ``{0, 1}^K`` whose coordinates are
@@ -65,9 +64,13 @@ class VectorApproxClassifier(BaseLabelDPMetaClassifier):
         constant).
     privatized_bits_ : ndarray of shape (n_samples, n_classes)
         The RAPPOR bit vector of every training example (a DP output, so
-        storing it costs no privacy; used by
+        storing it costs no privacy).
         :class:`~sklearn_labeldp.model_selection.PrivateGridSearchCV` with
-        ``strategy="post_processing"``).
+        ``strategy="post_processing"`` learns from them again through the
+        post-processing protocol of
+        :class:`~sklearn_labeldp._target_adapters.TargetReuseMixin`
+        (``check_target_reuse``, ``reusable_targets``,
+        ``with_final_estimator``).
     mechanism_params_ : dict
         The RAPPOR bit probabilities: ``"p_true"`` (``q+``, a label's own
         coordinate is 1) and ``"p_other"`` (``q-``, any other coordinate is 1).
@@ -138,43 +141,13 @@ class VectorApproxClassifier(BaseLabelDPMetaClassifier):
         }
 
     # ------------------------------------------ reuse by a post-processing search
-    def check_target_reuse(self):
-        """Every fit's RAPPOR bits can be learnt from again: nothing to refuse.
-
-        Part of the protocol of
-        :class:`~sklearn_labeldp.model_selection.PrivateGridSearchCV` with
-        ``strategy="post_processing"``.
-        """
-
-    def reusable_targets(self):
-        """The fitted RAPPOR bit vectors, with their agreement probabilities.
-
-        Returns
-        -------
-        ReusableTargets
-            ``targets`` are ``privatized_bits_``; the bit of the predicted
-            class is 1 with probability ``q+ = e^(eps/2) / (1 + e^(eps/2))``
-            when the prediction is right and ``q- = 1 / (1 + e^(eps/2))``
-            when it is wrong.
-        """
-        check_is_fitted(self)
+    def _reusable_targets(self):
+        # ``privatized_bits_``: the bit of the predicted class is 1 with
+        # probability q+ = e^(eps/2) / (1 + e^(eps/2)) when the prediction is
+        # right and q- = 1 / (1 + e^(eps/2)) when it is wrong. Every fit's
+        # bits can be reused: check_target_reuse refuses nothing.
         q_plus, q_minus = rappor_probabilities(self.epsilon)
         return ReusableTargets(self.privatized_bits_, q_plus, q_minus, "bits")
-
-    def with_final_estimator(self, model):
-        """A copy of this fitted classifier whose final model is ``model``.
-
-        ``model`` must have been fitted on ``reusable_targets()`` only, so the
-        copy is post-processing of the same release and costs nothing more.
-
-        Returns
-        -------
-        VectorApproxClassifier
-        """
-        check_is_fitted(self)
-        copied = copy.deepcopy(self)
-        copied.estimator_ = model
-        return copied
 
     def _scores(self, X):
         check_is_fitted(self)

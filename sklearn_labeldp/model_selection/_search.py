@@ -13,11 +13,13 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._base import ReplayKeyWarningMixin
+from .._target_adapters import TargetReuseMixin
 from ..accounting import BudgetAccountant, PrivacyBudget, default_accountant
 from ..utils import SECURE, forget_derived_seeds, spawn_generators
 from ._strategies import (
     ChargeReached,
     PlanningAccountant,
+    SearchContext,
     fit_holdout,
     fit_post_processing,
     fit_random_stopping,
@@ -100,7 +102,9 @@ class PrivateGridSearchCV(
         base learner is cross-validated on the privatised targets with a
         noise-aware (debiased) accuracy. Everything after the single release
         is post-processing, so the search costs exactly one mechanism's
-        ``epsilon``. Supported: :class:`~sklearn_labeldp.classifiers.RRWithPriorClassifier`
+        ``epsilon``. Supported: the estimators that implement the post-processing
+        protocol of :class:`~sklearn_labeldp._target_adapters.TargetReuseMixin`,
+        :class:`~sklearn_labeldp.classifiers.RRWithPriorClassifier`
         with ``n_stages=1`` and ``prior=None`` (randomized response; debiased
         accuracy ``(a_obs - q) / (p - q)``, ``p = e^eps / (e^eps + K - 1)``,
         ``q = 1 / (e^eps + K - 1)``, with ``a_obs`` the agreement with the
@@ -376,12 +380,14 @@ class PrivateGridSearchCV(
                 f"targets; it cannot reach into a {type(self.estimator).__name__}. Use "
                 "strategy='holdout' or 'random_stopping' for a Pipeline."
             )
-        if not hasattr(self.estimator, "check_target_reuse"):
+        if not isinstance(self.estimator, TargetReuseMixin):
             raise ValueError(
                 "strategy='post_processing' needs an estimator whose privatised targets "
-                "can be learnt from again (check_target_reuse, reusable_targets, "
-                "with_final_estimator: RRWithPriorClassifier and VectorApproxClassifier); "
-                f"got {type(self.estimator).__name__}. Use strategy='holdout' instead."
+                "can be learnt from again, one that implements the post-processing "
+                "protocol of sklearn_labeldp._target_adapters.TargetReuseMixin "
+                "(check_target_reuse, reusable_targets, with_final_estimator): "
+                "RRWithPriorClassifier and VectorApproxClassifier; got "
+                f"{type(self.estimator).__name__}. Use strategy='holdout' instead."
             )
         self.estimator.check_target_reuse()
         for params in candidates:
@@ -488,8 +494,21 @@ class PrivateGridSearchCV(
             "random_stopping": fit_random_stopping,
             "post_processing": fit_post_processing,
         }[self.strategy]
+        context = SearchContext(
+            estimator=self.estimator,
+            candidates=candidates,
+            epsilon=self.epsilon,
+            n_jobs=self.n_jobs,
+            cv=self.cv,
+            stopping_probability=self.stopping_probability,
+            validation_fraction=self.validation_fraction,
+            publish_rounds=self.publish_rounds,
+            resolve_accountant=self._accountant,
+            configure=self._configured,
+            plan_candidates=self._plan_candidates,
+        )
         results, best_index, best_estimator, spend, extra = strategy(
-            self, X, y, candidates, spawn_generators(self.random_state, 1)[0]
+            context, X, y, spawn_generators(self.random_state, 1)[0]
         )
         for name, value in extra.items():
             setattr(self, name, value)

@@ -1,4 +1,12 @@
-"""The three strategies of PrivateGridSearchCV, each a function of the search.
+"""The three strategies of PrivateGridSearchCV, each a function of a :class:`SearchContext`.
+
+The search checks its parameters and its grid, then hands a strategy a
+:class:`SearchContext`: the candidates and the search's settings, and the
+three things a strategy needs from the search as plain callables (configure a
+candidate, plan candidates' spends, resolve the accountant). A strategy
+returns ``(results, best_index, best_estimator, spend, extra)``: the
+strategy's ``cv_results_`` columns, the selected candidate and its fitted
+model, the search's spend, and the strategy's own fitted attributes.
 
 Every strategy plans its candidates' spends from label-free planning fits,
 charges the whole spend once, and only then reads labels, through
@@ -21,7 +29,9 @@ guarantee keeps secret (random stopping's ``T``).
 
 import threading
 import warnings
+from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
@@ -57,6 +67,54 @@ SELECTION_FAILURE = (
     "candidates failed after the search's budget was charged (e.g. a candidate's "
     "predict failed on the validation rows). " + _WITHHELD
 )
+
+
+@dataclass(frozen=True)
+class SearchContext:
+    """All a strategy may use of the search: its settings and three callables.
+
+    Attributes
+    ----------
+    estimator : estimator
+        The search's ``estimator``, unfitted: cloned, never fitted itself.
+    candidates : list of dict
+        The grid's parameter dicts, checked against ``estimator``.
+    epsilon : float
+        The search's total budget.
+    n_jobs : int or None
+        Parallel candidate fits (joblib).
+    cv : int
+        Folds of ``"post_processing"``.
+    stopping_probability : float or None
+        ``gamma`` of ``"random_stopping"``; None: ``1 / len(candidates)``.
+    validation_fraction : float
+        Share of the rows ``"random_stopping"`` validates on.
+    publish_rounds : bool
+        Whether ``"random_stopping"`` releases every round.
+    resolve_accountant : callable () -> BudgetAccountant
+        The accountant the search charges: its own, else the private step's,
+        else the process-wide default; resolved when the strategy charges.
+    configure : callable (params, epsilon, accountant, random_state) -> estimator
+        A fresh clone of ``estimator`` with ``params``, and with ``epsilon``,
+        ``accountant`` and ``random_state`` set on its label-DP step (a
+        Pipeline's included).
+    plan_candidates : callable (candidates, epsilon, X, y) -> (spends, warnings)
+        Each candidate's planned :class:`PrivacySpend`, from a fit configured
+        with a :class:`PlanningAccountant` that stops at its charge, before
+        any label is read, and the label-free warnings that fit emitted.
+    """
+
+    estimator: object
+    candidates: list
+    epsilon: float
+    n_jobs: int
+    cv: int
+    stopping_probability: float
+    validation_fraction: float
+    publish_rounds: bool
+    resolve_accountant: Callable
+    configure: Callable
+    plan_candidates: Callable
 
 
 class ChargeReached(Exception):
@@ -200,8 +258,9 @@ def _noisy_accuracies(y, *, models, X, epsilon, rng):
     return 1.0 - (mistakes + rng.laplace(scale=1.0 / epsilon, size=mistakes.size)) / len(y)
 
 
-def fit_holdout(search, X, y, candidates, rng):
+def fit_holdout(context, X, y, rng):
     """Train candidate ``i`` on part ``i`` and select on part ``m + 1`` (Chaudhuri et al.)."""
+    candidates, epsilon = context.candidates, context.epsilon
     m, n = len(candidates), X.shape[0]
     if n < m + 1:
         raise ValueError(
@@ -212,7 +271,7 @@ def fit_holdout(search, X, y, candidates, rng):
     parts = np.array_split(split_rng.permutation(n), m + 1)
     planned, planning_warnings = [], []
     for params, part in zip(candidates, parts, strict=False):
-        spends, caught = search._plan_candidates([params], search.epsilon,
+        spends, caught = context.plan_candidates([params], epsilon,
                                                  _safe_indexing(X, part), y[part])
         planned.append(spends[0])
         planning_warnings.append(caught[0])
@@ -220,29 +279,29 @@ def fit_holdout(search, X, y, candidates, rng):
         "PrivateGridSearchCV(holdout)",
         [
             *planned,
-            PrivacySpend.leaf("exponential mechanism", search.epsilon,
+            PrivacySpend.leaf("exponential mechanism", epsilon,
                               n_samples=int(parts[m].size), sensitivity=1),
         ],
         "parallel",
         n_candidates=m,
     )
-    search._accountant().spend(spend)  # BudgetError here: no label read yet
+    context.resolve_accountant().spend(spend)  # BudgetError here: no label read yet
     labels = PrivateLabels(y, None, spend.epsilon)
     configured = [
-        search._configured(params, search.epsilon, PrepaidAccountant(plan), child)
+        context.configure(params, epsilon, PrepaidAccountant(plan), child)
         for params, plan, child in zip(candidates, planned, candidate_rng.spawn(m), strict=True)
     ]
     fit_failure = FIT_FAILURE.format(strategy="holdout")
     fitted = labels.release(
         _fit_on_parts, np.concatenate(parts[:m]), privacy_cost=spend.epsilon,
         failure=fit_failure, configured=configured, X=X, parts=parts[:m],
-        n_jobs=search.n_jobs, task_failure=fit_failure,
+        n_jobs=context.n_jobs, task_failure=fit_failure,
     )
     models = [model for model, _ in fitted]
     best = labels.release(
-        _select_by_exponential_mechanism, parts[m], privacy_cost=search.epsilon,
+        _select_by_exponential_mechanism, parts[m], privacy_cost=epsilon,
         failure=SELECTION_FAILURE.format(strategy="holdout"),
-        models=models, X=_safe_indexing(X, parts[m]), epsilon=search.epsilon, rng=select_rng,
+        models=models, X=_safe_indexing(X, parts[m]), epsilon=epsilon, rng=select_rng,
     )
     # The selected model's public warnings only (module docstring); every candidate
     # was fitted, but only the selection's output is released.
@@ -277,21 +336,23 @@ def _run_rounds(y, *, configured, X, train, val, epsilon, rng, n_jobs, task_fail
             "score": float(noisy[winner]), "scores": noisy if publish else None}
 
 
-def fit_random_stopping(search, X, y, candidates, rng):
+def fit_random_stopping(context, X, y, rng):
     """Liu and Talwar's random stopping: the best of a geometric number of rounds."""
+    candidates = context.candidates
     m, n = len(candidates), X.shape[0]
-    gamma = 1.0 / m if search.stopping_probability is None else float(search.stopping_probability)
-    eps0 = search.epsilon / 3.0
-    n_val = int(round(search.validation_fraction * n))
+    gamma = (1.0 / m if context.stopping_probability is None
+             else float(context.stopping_probability))
+    eps0 = context.epsilon / 3.0
+    n_val = int(round(context.validation_fraction * n))
     if not 1 <= n_val < n:
         raise ValueError(
-            f"validation_fraction={search.validation_fraction} leaves an empty training "
+            f"validation_fraction={context.validation_fraction} leaves an empty training "
             f"or validation part for n_samples={n}."
         )
     split_rng, plan_rng, noise_rng, candidate_rng = rng.spawn(4)
     perm = split_rng.permutation(n)
     val, train = perm[:n_val], perm[n_val:]
-    planned, planning_warnings = search._plan_candidates(
+    planned, planning_warnings = context.plan_candidates(
         candidates, eps0, _safe_indexing(X, train), y[train])
     spending_delta = [c for c, p in zip(candidates, planned, strict=True) if p.delta > 0]
     if spending_delta:
@@ -304,7 +365,7 @@ def fit_random_stopping(search, X, y, candidates, rng):
     # T and the candidates drawn are label-independent, so they can be drawn first.
     n_rounds = int(plan_rng.geometric(gamma))
     drawn = plan_rng.integers(m, size=n_rounds)
-    if search.publish_rounds:
+    if context.publish_rounds:
         spend = PrivacySpend.compose(
             "PrivateGridSearchCV(random_stopping, published rounds)",
             [
@@ -323,14 +384,14 @@ def fit_random_stopping(search, X, y, candidates, rng):
         # nothing that depends on T.
         spend = PrivacySpend(
             "PrivateGridSearchCV(random_stopping)",
-            PrivacyBudget(search.epsilon),
+            PrivacyBudget(context.epsilon),
             {"round_epsilon": eps0, "stopping_probability": gamma,
              "theorem": "Liu-Talwar 2019: geometric random stopping, 3 * round_epsilon"},
         )
-    search._accountant().spend(spend)  # BudgetError here: no label read yet
+    context.resolve_accountant().spend(spend)  # BudgetError here: no label read yet
     labels = PrivateLabels(y, None, spend.epsilon)
     configured = [
-        search._configured(candidates[c], eps0, PrepaidAccountant(planned[c]), child)
+        context.configure(candidates[c], eps0, PrepaidAccountant(planned[c]), child)
         for c, child in zip(drawn, candidate_rng.spawn(n_rounds), strict=True)
     ]
     # One release: the whole loop and the selection are the 3 * eps0-DP algorithm of
@@ -339,15 +400,15 @@ def fit_random_stopping(search, X, y, candidates, rng):
         _run_rounds, np.concatenate([train, val]), privacy_cost=spend.epsilon,
         failure=ROUNDS_FAILURE,
         configured=configured, X=X, train=train, val=val, epsilon=eps0, rng=noise_rng,
-        n_jobs=search.n_jobs, task_failure=FIT_FAILURE.format(strategy="random_stopping"),
-        publish=search.publish_rounds,
+        n_jobs=context.n_jobs, task_failure=FIT_FAILURE.format(strategy="random_stopping"),
+        publish=context.publish_rounds,
     )
     best = int(drawn[won["round"]])
     # The winner's public warnings (module docstring); the losers' are not released,
     # and neither is their number.
     emit_selected_warnings(planning_warnings[best], won["warnings"], stacklevel=4)
     extra = {"best_score_": won["score"]}
-    if search.publish_rounds:
+    if context.publish_rounds:
         extra["rounds_"] = {"candidate": drawn, "score": won["scores"]}
     return {"selected": np.arange(m) == best}, best, won["model"], spend, extra
 
@@ -356,18 +417,20 @@ def _agreement(reuse, base, X, train, test):
     return reuse.agreement(reuse.fit(clone(base), X, train), X, test)
 
 
-def fit_post_processing(search, X, y, candidates, rng):
-    """Privatise once, then cross-validate every base learner on the privatised targets."""
+def fit_post_processing(context, X, y, rng):
+    """Privatise once, then cross-validate every base learner on the privatised targets.
+
+    The estimator implements the post-processing protocol
+    (:class:`~sklearn_labeldp._target_adapters.TargetReuseMixin`), which the
+    search checked before calling this.
+    """
+    candidates, epsilon = context.candidates, context.epsilon
     template_rng, cv_rng, base_rng = rng.spawn(3)
-    prefix = search._private_prefix()
     # Every candidate's base learner gets its label-free trial fit before the one
     # charge (the template's fit): a candidate that cannot fit must cost nothing.
     # Their warnings are dropped: the template's fit, which follows, emits its own.
-    search._plan_candidates(candidates, search.epsilon, X, y)
-    template = clone(search.estimator).set_params(
-        **{prefix + "epsilon": search.epsilon, prefix + "accountant": search._accountant(),
-           prefix + "random_state": template_rng}
-    )
+    context.plan_candidates(candidates, epsilon, X, y)
+    template = context.configure({}, epsilon, context.resolve_accountant(), template_rng)
     # The one release of the labels, read through the template's own
     # PrivateLabels after it has charged the accountant.
     template.fit(X, y)
@@ -382,14 +445,14 @@ def fit_post_processing(search, X, y, candidates, rng):
     # warnings, losers' included, and its scores (cv_results_) may reach the user.
     reuse = template.reusable_targets()
     folds = list(
-        KFold(search.cv, shuffle=True, random_state=derived_random_state(cv_rng)).split(X)
+        KFold(context.cv, shuffle=True, random_state=derived_random_state(cv_rng)).split(X)
     )
     bases = [
-        seed_estimator(clone(_base_estimator(search, template, params)), child)
+        seed_estimator(clone(_base_estimator(context, template, params)), child)
         for params, child in zip(candidates, base_rng.spawn(len(candidates)), strict=True)
     ]
     observed = np.array(
-        Parallel(n_jobs=search.n_jobs)(
+        Parallel(n_jobs=context.n_jobs)(
             delayed(_agreement)(reuse, base, X, train, test)
             for base in bases
             for train, test in folds
@@ -410,7 +473,7 @@ def fit_post_processing(search, X, y, candidates, rng):
     return results, best, best_estimator, spend, {"best_score_": float(mean[best])}
 
 
-def _base_estimator(search, template, params):
+def _base_estimator(context, template, params):
     """The base learner of one candidate: the grid's, or the template's default."""
-    base = clone(search.estimator).set_params(**params).get_params()["estimator"]
+    base = clone(context.estimator).set_params(**params).get_params()["estimator"]
     return template.estimator_ if base is None else base

@@ -141,6 +141,11 @@ def test_spend_matches_the_aggregator(aggregator):
         random_state=0,
     ).fit(X, y)
     p = clf.mechanism_params_
+    # Keys named after the parameters they come from, and the calibrated noise.
+    noise_keys = {"lnmax": {"gamma"}, "gnmax": {"sigma"},
+                  "confident_gnmax": {"sigma1", "sigma2", "threshold"}}[aggregator]
+    assert set(p) == {"aggregator", "n_teachers", "n_queries"} | noise_keys
+    assert (p["aggregator"], p["n_teachers"], p["n_queries"]) == (aggregator, 10, 25)
     expected = {
         "lnmax": lambda: lnmax_spend(p["gamma"], 25),
         "gnmax": lambda: gnmax_spend(p["sigma"], 25, 1e-6),
