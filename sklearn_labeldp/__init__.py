@@ -14,7 +14,13 @@ from .classifiers import (
     RRWithPriorClassifier,
     VectorApproxClassifier,
 )
-from .exceptions import BudgetError, ConvergenceError, PrivacyLeakWarning, RowClippingWarning
+from .exceptions import (
+    BudgetError,
+    ConvergenceError,
+    PrivacyLeakWarning,
+    ReleaseError,
+    RowClippingWarning,
+)
 from .linear_model import (
     DPLeastSquaresClassifier,
     DPLinearSVC,
@@ -40,6 +46,7 @@ __all__ = [
     "PrivacySpend",
     "PrivateGridSearchCV",
     "RRWithPriorClassifier",
+    "ReleaseError",
     "RowClippingWarning",
     "VectorApproxClassifier",
     "__version__",

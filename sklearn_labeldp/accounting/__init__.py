@@ -5,7 +5,12 @@ from ._accountant import BudgetAccountant
 from ._budget import PrivacyBudget, PrivacySpend, compose_parallel, compose_sequential
 from ._default import DEFAULT_LEDGER_ENV, default_accountant
 from ._group_privacy import group_privacy_example_budget, group_privacy_label_budget
-from ._subsampled import subsampled_gaussian_epsilon, subsampled_gaussian_noise_multiplier
+from ._subsampled import (
+    SUBSAMPLED_GAUSSIAN_METHODS,
+    calibrate_dp_sgd,
+    subsampled_gaussian_epsilon,
+    subsampled_gaussian_noise_multiplier,
+)
 from ._zcdp import (
     approx_dp_to_zcdp,
     gaussian_rho,
@@ -20,7 +25,9 @@ __all__ = [
     "PrivacyBudget",
     "PrivacyLeakWarning",
     "PrivacySpend",
+    "SUBSAMPLED_GAUSSIAN_METHODS",
     "approx_dp_to_zcdp",
+    "calibrate_dp_sgd",
     "compose_parallel",
     "compose_sequential",
     "default_accountant",

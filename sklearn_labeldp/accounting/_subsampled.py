@@ -22,8 +22,8 @@ import logging
 import math
 from numbers import Integral, Real
 
+from ..utils import check_option, check_positive, check_unit_interval
 from ._group_privacy import group_privacy_example_budget
-from ._zcdp import _check_delta, _check_positive
 
 __all__ = [
     "SUBSAMPLED_GAUSSIAN_METHODS",
@@ -52,16 +52,9 @@ def _dp_accounting():
     return dp_accounting
 
 
-def _check_method(method):
-    if method not in SUBSAMPLED_GAUSSIAN_METHODS:
-        raise ValueError(
-            f"method must be one of {SUBSAMPLED_GAUSSIAN_METHODS}; got {method!r}."
-        )
-
-
 def _check_subsampled_gaussian(noise_multiplier, sample_rate, steps):
     """Validated ``(noise_multiplier, sample_rate, steps)`` as ``(float, float, int)``."""
-    noise_multiplier = _check_positive(noise_multiplier, "noise_multiplier")
+    noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
     if isinstance(sample_rate, bool) or not isinstance(sample_rate, Real):
         raise TypeError(f"sample_rate must be a real number; got {sample_rate!r}.")
     if not 0 < sample_rate <= 1:
@@ -168,8 +161,8 @@ def subsampled_gaussian_epsilon(noise_multiplier, sample_rate, steps, delta, met
     noise_multiplier, sample_rate, steps = _check_subsampled_gaussian(
         noise_multiplier, sample_rate, steps
     )
-    delta = _check_delta(delta)
-    _check_method(method)
+    delta = check_unit_interval(delta, "delta")
+    check_option(method, "method", SUBSAMPLED_GAUSSIAN_METHODS)
     return _epsilon(noise_multiplier, sample_rate, steps, delta, method)
 
 
@@ -230,10 +223,10 @@ def subsampled_gaussian_noise_multiplier(target_epsilon, sample_rate, steps, del
     >>> subsampled_gaussian_epsilon(sigma, 0.01, 10_000, 1e-5) <= 1.0
     True
     """
-    target_epsilon = _check_positive(target_epsilon, "target_epsilon")
+    target_epsilon = check_positive(target_epsilon, "target_epsilon")
     _, sample_rate, steps = _check_subsampled_gaussian(1.0, sample_rate, steps)
-    delta = _check_delta(delta)
-    _check_method(method)
+    delta = check_unit_interval(delta, "delta")
+    check_option(method, "method", SUBSAMPLED_GAUSSIAN_METHODS)
 
     def feasible(sigma):
         return _epsilon(sigma, sample_rate, steps, delta, method) <= target_epsilon
@@ -323,7 +316,7 @@ def calibrate_dp_sgd(epsilon, delta, sample_rate, n_steps, method="rdp"):
 
     Examples
     --------
-    >>> from sklearn_labeldp.accounting._subsampled import calibrate_dp_sgd
+    >>> from sklearn_labeldp.accounting import calibrate_dp_sgd
     >>> sigma, eps_ex, delta_ex = calibrate_dp_sgd(2.0, 1e-5, 0.01, 1_000)
     >>> round(sigma, 3), eps_ex <= 1.0, round(delta_ex * 1e6, 4)
     (1.598, True, 2.6894)
@@ -353,7 +346,7 @@ def _check_spend_params(value, budget):
             f"steps); got {value!r}."
         )
     value = _check_subsampled_gaussian(*value)
-    delta = _check_delta(budget.delta)
+    delta = check_unit_interval(budget.delta, "delta")
     # The cheap RDP bound first; PLD (usually tighter) only if the record is below it.
     if not any(budget.epsilon >= _epsilon(*value, delta, method)
                for method in SUBSAMPLED_GAUSSIAN_METHODS):

@@ -4,7 +4,6 @@ A Gaussian mechanism with L2 sensitivity ``D`` and noise std ``s`` is
 ``rho``-zCDP with ``rho = D^2 / (2 s^2)``; rho adds under composition.
 """
 
-import functools
 import math
 import sys
 
@@ -20,12 +19,6 @@ __all__ = [
 ]
 
 _METHODS = ("cks", "classic")
-
-# The names accounting/_subsampled.py imports from here; it is to import
-# check_positive and check_unit_interval from sklearn_labeldp.utils instead,
-# and these two lines then go.
-_check_positive = check_positive
-_check_delta = functools.partial(check_unit_interval, name="delta")
 
 
 def gaussian_rho(sensitivity, sigma):

@@ -38,8 +38,7 @@ estimators' ``example_epsilon_``).
 
 import math
 
-from ..accounting import gaussian_rho, gaussian_sigma_for_approx_dp
-from ..accounting._subsampled import calibrate_dp_sgd
+from ..accounting import calibrate_dp_sgd, gaussian_rho, gaussian_sigma_for_approx_dp
 from ._losses import LogisticLoss, neighbour_bounds
 
 

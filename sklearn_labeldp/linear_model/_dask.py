@@ -34,6 +34,7 @@ import numpy as np
 from sklearn.utils.extmath import safe_sparse_dot
 
 from .._base import check_classes
+from ..utils import check_known_rows
 from ._statistics import gram_sum, least_squares_statistics, step_sums
 
 __all__ = [
@@ -55,11 +56,6 @@ SPLIT_EVERY = 8
 
 def _name(prefix):
     return f"{prefix}-{uuid.uuid4().hex}"
-
-
-def _check_known_rows(array, what):
-    if any(np.isnan(size) for size in array.chunks[0]):
-        raise ValueError(f"{what} has unknown chunk sizes; call compute_chunk_sizes() first.")
 
 
 def _check_numeric(X, what="X"):
@@ -97,7 +93,7 @@ def check_dask_Xy(estimator, X, y):
     if X.ndim != 2:
         raise ValueError(f"Expected a 2D array for X; got a dask array of shape {X.shape}.")
     _check_numeric(X)
-    _check_known_rows(X, "X")
+    check_known_rows(X, "X")
     n_samples, n_features = X.shape
     if n_samples < 1 or n_features < 1:
         raise ValueError(f"X has shape {X.shape}: at least one sample and one feature needed.")
@@ -110,7 +106,7 @@ def check_dask_Xy(estimator, X, y):
         if y.ndim == 0:
             raise ValueError("y must be 1-d; got a scalar.")
         y = da.from_array(y, chunks=(X.chunks[0], *y.shape[1:]), name=_name("y"))
-    _check_known_rows(y, "y")
+    check_known_rows(y, "y")
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:
@@ -250,8 +246,8 @@ def _aligned(codes, Z):
 
     if not isinstance(codes, da.Array) or not isinstance(Z, da.Array):
         raise TypeError("codes and Z must both be dask arrays (or both numpy ones).")
-    _check_known_rows(codes, "the label codes")
-    _check_known_rows(Z, "Z")
+    check_known_rows(codes, "the label codes")
+    check_known_rows(Z, "Z")
     if Z.numblocks[1] != 1:
         Z = Z.rechunk({1: -1})
     if codes.chunks[0] != Z.chunks[0]:

@@ -13,8 +13,7 @@ e_i`` (``e_i`` the one-hot label, or ``[y_i = 1]`` for two classes) and its
 row, a rank-one matrix of Frobenius norm ``||r_i|| ||z_i||``: clipping it to
 ``C`` scales ``r_i`` by ``min(1, C / (||r_i|| ||z_i||))``, and the sum of the
 clipped gradients is ``R^T Z`` with the scaled residuals ``R``. Nothing of
-size ``n x m x d`` is ever formed (:func:`per_example_gradients`, which does,
-is for tests).
+size ``n x m x d`` is ever formed.
 
 The training function :func:`noisy_first_order_logistic` takes the label codes
 first: the estimators call it only through ``PrivateLabels.release``. Its
@@ -26,7 +25,6 @@ it is given.
 """
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit
 
 from ._preprocessing import row_norms
@@ -70,25 +68,6 @@ def clipped_residuals(theta, Z, E, z_norms, clip_norm):
     scale[over] = clip_norm / norms[over]
     R *= scale[:, None]
     return R
-
-
-def per_example_gradients(theta, Z, E, clip_norm):
-    """Every (clipped) per-example gradient, materialised: ``(n, m, d)``. For tests only.
-
-    Parameters
-    ----------
-    theta : ndarray of shape (m, d)
-    Z : {ndarray, sparse matrix} of shape (n, d)
-    E : ndarray of shape (n, m)
-    clip_norm : float or None
-
-    Returns
-    -------
-    ndarray of shape (n, m, d)
-    """
-    R = clipped_residuals(theta, Z, E, row_norms(Z), clip_norm)
-    dense = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
-    return R[:, :, None] * dense[:, None, :]
 
 
 def poisson_sample(n_samples, sample_rate, random_state):

@@ -38,8 +38,12 @@ DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1) through
 
 from dataclasses import dataclass
 
-from ..accounting import PrivacySpend, group_privacy_label_budget, zcdp_to_approx_dp
-from ..accounting._subsampled import calibrate_dp_sgd
+from ..accounting import (
+    PrivacySpend,
+    calibrate_dp_sgd,
+    group_privacy_label_budget,
+    zcdp_to_approx_dp,
+)
 from ._calibration import first_order_params, perturbation_params, second_order_params
 from ._first_order import noisy_first_order_logistic
 from ._perturbed_erm import perturbed_erm

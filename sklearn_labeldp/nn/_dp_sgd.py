@@ -24,8 +24,12 @@ from skorch.callbacks import EpochTimer, LRScheduler, PassthroughScoring, PrintL
 from torch.optim.lr_scheduler import ReduceLROnPlateau
 
 from .._base import BaseLabelDPMetaClassifier, CodeClassifierPredictMixin, trial_codes
-from ..accounting import PrivacySpend, group_privacy_label_budget
-from ..accounting._subsampled import SUBSAMPLED_GAUSSIAN_METHODS, calibrate_dp_sgd
+from ..accounting import (
+    SUBSAMPLED_GAUSSIAN_METHODS,
+    PrivacySpend,
+    calibrate_dp_sgd,
+    group_privacy_label_budget,
+)
 from ._callbacks import WarmupLinearDecay
 from ._net import LabelDPNetClassifier, check_params, fit_label_codes
 from ._networks import MLP

@@ -40,13 +40,22 @@ from sklearn_labeldp.linear_model._first_order import (
     clipped_residuals,
     noisy_first_order_logistic,
     noisy_gradient,
-    per_example_gradients,
     poisson_sample,
 )
 from sklearn_labeldp.linear_model._preprocessing import row_norms
 from sklearn_labeldp.linear_model._statistics import one_vs_rest_targets
 
 DELTA = 1e-5
+
+
+def per_example_gradients(theta, Z, E, clip_norm):
+    """The test oracle: every (clipped) per-example gradient, materialised, ``(n, m, d)``.
+
+    The solver never forms this tensor; it sums ``R^T Z`` with the scaled residuals.
+    """
+    R = clipped_residuals(theta, Z, E, row_norms(Z), clip_norm)
+    dense = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
+    return R[:, :, None] * dense[:, None, :]
 
 
 def _blobs(n_classes=3, n=300, seed=0):
