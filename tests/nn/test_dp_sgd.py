@@ -1,7 +1,6 @@
 """DPSGDClassifier: clipping, noise, Poisson sampling, accounting, released state."""
 
 import fnmatch
-import logging
 import math
 import pickle
 import types
@@ -37,13 +36,7 @@ from sklearn_labeldp.nn._net import fit_label_codes, initialize_untrained  # noq
 
 K = 3
 
-
-@pytest.fixture(autouse=True)
-def _quiet_accountant():
-    # dp-accounting logs a warning for every fractional Renyi order it skips.
-    logging.disable(logging.WARNING)
-    yield
-    logging.disable(logging.NOTSET)
+pytestmark = pytest.mark.usefixtures("quiet_accountant")
 
 
 @pytest.fixture(scope="module")

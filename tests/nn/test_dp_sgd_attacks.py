@@ -15,7 +15,6 @@ Both attacks recover every label from the network returned by commit bd705e5
 """
 
 import copy
-import logging
 import math
 import pickle
 import warnings
@@ -39,12 +38,7 @@ LR = 0.1
 CLIP = 1.0
 
 
-@pytest.fixture(autouse=True)
-def _quiet_accountant():
-    # dp-accounting logs a warning for every fractional Renyi order it skips.
-    logging.disable(logging.WARNING)
-    yield
-    logging.disable(logging.NOTSET)
+pytestmark = pytest.mark.usefixtures("quiet_accountant")
 
 
 def _data(name):
