@@ -1,7 +1,8 @@
 """Label randomizers and their post-processing; numpy only, no estimators.
 
 The randomizers (randomized response, RRTop-k, RRWithPrior, RAPPOR, additive
-noise on the one-hot label, noisy label histograms) read true labels, and the
+noise on the one-hot label, noisy label histograms, and for real-valued labels
+RR-on-Bins and Laplace, Gaussian or staircase noise) read true labels, and the
 PATE aggregators read votes of teachers trained on them; they are not the only
 code that does. An estimator reads its labels only through
 ``PrivateLabels.release``, and whatever runs inside a release reads them,
@@ -35,6 +36,15 @@ from ._pate import (
 )
 from ._randomized_response import randomized_response, randomized_response_distribution
 from ._rappor import debias_rappor, rappor, rappor_distribution, rappor_probabilities
+from ._regression import (
+    gaussian_label,
+    laplace_label,
+    optimal_bins,
+    rr_on_bins,
+    rr_on_bins_distribution,
+    staircase_gamma,
+    staircase_label,
+)
 from ._rr_with_prior import (
     optimal_top_k,
     rr_top_k,
@@ -51,17 +61,20 @@ __all__ = [
     "confident_gnmax_sigmas",
     "confident_gnmax_spend",
     "debias_rappor",
+    "gaussian_label",
     "gaussian_one_hot",
     "gaussian_posterior",
     "gnmax",
     "gnmax_sigma",
     "gnmax_spend",
     "histogram_prior",
+    "laplace_label",
     "laplace_one_hot",
     "lnmax",
     "lnmax_gamma",
     "lnmax_spend",
     "noisy_label_histogram",
+    "optimal_bins",
     "optimal_top_k",
     "project_to_simplex",
     "randomized_response",
@@ -69,9 +82,13 @@ __all__ = [
     "rappor",
     "rappor_distribution",
     "rappor_probabilities",
+    "rr_on_bins",
+    "rr_on_bins_distribution",
     "rr_top_k",
     "rr_top_k_distribution",
     "rr_with_prior",
     "rr_with_prior_distribution",
+    "staircase_gamma",
+    "staircase_label",
     "top_k_mask",
 ]

@@ -1,0 +1,714 @@
+"""Randomizers for real-valued labels: RR-on-Bins and additive-noise baselines.
+
+RR-on-Bins (Ghazi, Kamath, Kumar, Leeman, Manurangsi, Varadarajan and Zhang,
+2023) is the eps-label-DP randomizer that minimises the expected regression
+loss under a public global prior over label values. The baselines add
+Laplace, Gaussian or staircase (Geng and Viswanath, 2014) noise to labels
+clipped to a public range.
+
+Every function clips the labels to ``label_range = (low, high)`` first: the
+range is public, so clipping is a label-independent map and costs nothing,
+and it bounds the sensitivity of the additive mechanisms by ``high - low``.
+"""
+
+import math
+
+import numpy as np
+
+from ..accounting import gaussian_sigma_for_approx_dp
+from ..utils import check_finite, check_generator, check_option, check_positive, is_dask
+from ._dask import map_mechanism
+from ._randomized_response import _draw_randomized_response, _keep_probability
+
+__all__ = [
+    "gaussian_label",
+    "laplace_label",
+    "optimal_bins",
+    "rr_on_bins",
+    "rr_on_bins_distribution",
+    "staircase_gamma",
+    "staircase_label",
+]
+
+_LOSSES = ("squared", "absolute")
+# A DP histogram normalised in float64 sums to 1 within a few ulps; anything
+# further off is a prior given in the wrong form (counts, a density...).
+_PRIOR_SUM_TOLERANCE = 1e-6
+# The additive mechanisms release labels on a lattice of about 2**-21 of the
+# label range (see _release_on_lattice), and clip releases this many lattice
+# steps beyond the range.
+_LATTICE_BITS = 20
+_LATTICE_MARGIN = 2.0**40
+
+
+# --- argument checks ----------------------------------------------------------
+
+
+def _check_label_range(label_range):
+    try:
+        low, high = label_range
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"label_range must be a pair (low, high) of finite numbers; got {label_range!r}."
+        ) from None
+    low = check_finite(low, "label_range[0]")
+    high = check_finite(high, "label_range[1]")
+    if not low < high:
+        raise ValueError(f"label_range must have low < high; got ({low!r}, {high!r}).")
+    return low, high
+
+
+def _clipped_labels(y, label_range):
+    """``y`` as a 1-d float64 array clipped to the public ``label_range``."""
+    try:
+        y = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError("y must be an array of real numbers.") from None
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-d, one label per example; got shape {y.shape}.")
+    if not np.isfinite(y).all():
+        raise ValueError("y must be finite (no NaN or inf).")
+    return np.clip(y, *label_range)
+
+
+def _check_value_prior(prior, label_range):
+    """The prior as (sorted values, their probabilities, the order that sorted them)."""
+    try:
+        values, probabilities = prior
+    except (TypeError, ValueError):
+        raise TypeError(
+            "prior must be a pair (values, probabilities) of 1-d arrays of the same length."
+        ) from None
+    values = np.asarray(values, dtype=np.float64)
+    probabilities = np.asarray(probabilities, dtype=np.float64)
+    if values.ndim != 1 or values.shape != probabilities.shape or values.size == 0:
+        raise ValueError(
+            "prior must be a pair (values, probabilities) of nonempty 1-d arrays of the same "
+            f"length; got shapes {values.shape} and {probabilities.shape}."
+        )
+    if not (np.isfinite(values).all() and np.isfinite(probabilities).all()):
+        raise ValueError("prior values and probabilities must be finite.")
+    if (probabilities < 0).any():
+        raise ValueError("prior probabilities must be nonnegative.")
+    total = probabilities.sum()
+    if abs(total - 1.0) > _PRIOR_SUM_TOLERANCE:
+        raise ValueError(f"prior probabilities must sum to 1; they sum to {total!r}.")
+    low, high = label_range
+    if values.min() < low or values.max() > high:
+        raise ValueError(
+            f"prior values must lie in label_range [{low!r}, {high!r}]; they span "
+            f"[{values.min()!r}, {values.max()!r}]."
+        )
+    order = np.argsort(values, kind="stable")
+    values = values[order]
+    if (np.diff(values) == 0).any():
+        raise ValueError("prior values must be distinct.")
+    return values, probabilities[order] / total, order
+
+
+# --- RR-on-Bins: the bins -----------------------------------------------------
+
+
+def _bin_costs(v, p, t, loss):
+    """Cost and output value of every bin ``[a, b]`` of the support ``v``.
+
+    With ``t = e^-eps``, RR-on-Bins' expected loss is
+    ``sum_j C_j / (1 + (m - 1) t)`` over its ``m`` bins, where bin ``j`` with
+    output ``o_j`` costs ``C_j = sum_i p_i (t + (1 - t) [i in bin j]) l(o_j, v_i)``
+    (Ghazi et al. 2023: every output is drawn with probability ``1 / (e^eps +
+    m - 1)``, its own bin's with ``e^eps`` times that). ``o_j`` minimises
+    ``C_j``: a weighted mean for squared loss, a weighted median for absolute
+    loss. Entry ``[a, b]`` (``a <= b``) is computed from prefix sums, O(1) per
+    bin for squared loss and O(log n) (the median's search) for absolute loss.
+    """
+    n = v.size
+    p0 = np.concatenate(([0.0], np.cumsum(p)))
+    p1 = np.concatenate(([0.0], np.cumsum(p * v)))
+    start = np.arange(n)[:, None]
+    stop = np.arange(1, n + 1)[None, :]
+    mass = p0[stop] - p0[start]  # negative for start >= stop: no such bin
+    weight = np.where(start < stop, t * p0[-1] + (1 - t) * mass, 1.0)
+    first = t * p1[-1] + (1 - t) * (p1[stop] - p1[start])
+    if loss == "squared":
+        p2 = np.concatenate(([0.0], np.cumsum(p * v * v)))
+        second = t * p2[-1] + (1 - t) * (p2[stop] - p2[start])
+        output = first / weight
+        cost = second - first * output
+    else:
+        # The weighted median: the first m whose cumulative weight reaches half
+        # the total, looked for before, inside or after the bin, where the
+        # cumulative weight is t p0[m+1], p0[m+1] - (1 - t) p0[a] or
+        # t p0[m+1] + (1 - t) mass.
+        half = weight / 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            before = np.searchsorted(p0[1:], half / t)
+            after = np.searchsorted(p0[1:], (half - (1 - t) * mass) / t)
+        inside = np.clip(np.searchsorted(p0[1:], half + (1 - t) * p0[start]), start, stop - 1)
+        median = np.where(
+            t * p0[start] >= half, before, np.where(t * p0[stop] + (1 - t) * mass < half,
+                                                    after, inside)
+        )
+        median = np.clip(median, 0, n - 1)
+        in_bin = np.clip(median + 1, start, stop)
+        weight_below = t * p0[median + 1] + (1 - t) * (p0[in_bin] - p0[start])
+        first_below = t * p1[median + 1] + (1 - t) * (p1[in_bin] - p1[start])
+        output = v[median]
+        cost = output * (2 * weight_below - weight) + first - 2 * first_below
+    cost[start > stop - 1] = np.inf
+    return cost, output
+
+
+def _spread(v, p, loss):
+    """``min_o sum_i p_i l(o, v_i)``: every bin costs at least ``t`` times it."""
+    if loss == "squared":
+        mean = p @ v
+        return p @ (v - mean) ** 2
+    median = v[min(np.searchsorted(np.cumsum(p), 0.5), v.size - 1)]
+    return p @ np.abs(v - median)
+
+
+def _partition(v, p, t, loss):
+    """The optimal contiguous partition of ``v`` into bins, by dynamic programming.
+
+    ``D_k[i]`` is the least total cost of ``k`` bins covering ``v[:i]``;
+    ``D_k[i] = min_a D_{k-1}[a] + C[a, i-1]``, one vectorised (n, n) minimum
+    per ``k``. The loss of ``k`` bins is ``D_k[n] / (1 + (k - 1) t)``. Since
+    every bin costs at least ``t * spread``, no ``k' >= k`` beats the best so
+    far once ``k t spread / (1 + (k - 1) t)`` (increasing in ``k``) reaches it,
+    and the search stops there.
+
+    Returns
+    -------
+    starts : list of int
+        First index of each bin, ascending.
+    outputs : ndarray of shape (n_bins,)
+    """
+    n = v.size
+    cost, output = _bin_costs(v, p, t, loss)
+    floor = t * _spread(v, p, loss) * (1 - 1e-12)
+    total = np.full(n + 1, np.inf)
+    total[0] = 0.0
+    columns = np.arange(n)
+    choices, best, best_k = [], np.inf, 1
+    for k in range(1, n + 1):
+        candidates = total[:n, None] + cost
+        choice = candidates.argmin(axis=0)
+        total = np.concatenate(([np.inf], candidates[choice, columns]))
+        choices.append(choice)
+        value = total[n] / (1 + (k - 1) * t)
+        if value < best:
+            best, best_k = value, k
+        if k * floor / (1 + (k - 1) * t) >= best:
+            break
+    starts, outputs, stop = [], [], n
+    for k in range(best_k, 0, -1):
+        start = int(choices[k - 1][stop - 1])
+        starts.append(start)
+        outputs.append(output[start, stop - 1])
+        stop = start
+    return starts[::-1], np.array(outputs[::-1])
+
+
+def _bins(epsilon, prior, label_range, loss):
+    """Checked arguments and RR-on-Bins' bins.
+
+    Returns
+    -------
+    values : ndarray, the prior's support, in the order given
+    thresholds : ndarray of shape (n_bins - 1,)
+        A label goes to bin ``searchsorted(thresholds, y)``.
+    bin_outputs : ndarray of shape (n_bins,)
+    """
+    epsilon = check_positive(epsilon, "epsilon")
+    label_range = _check_label_range(label_range)
+    loss = check_option(loss, "loss", _LOSSES)
+    values, probabilities, order = _check_value_prior(prior, label_range)
+    support = probabilities > 0
+    v, p = values[support], probabilities[support]
+    # Costs are invariant to a shift and scale by a power of two is exact:
+    # centring and scaling keeps the prefix-sum differences well conditioned.
+    centre = p @ v
+    scale = 2.0 ** math.frexp(label_range[1] - label_range[0])[1]
+    starts, outputs = _partition((v - centre) / scale, p, math.exp(-epsilon), loss)
+    # A label between two bins goes to the bin of the nearest support value
+    # with positive probability (the lower one on a tie).
+    thresholds = (v[starts[1:]] + v[np.array(starts[1:]) - 1]) / 2 if len(starts) > 1 else []
+    unsorted = np.empty_like(values)
+    unsorted[order] = values
+    return unsorted, np.asarray(thresholds, dtype=np.float64), outputs * scale + centre
+
+
+def optimal_bins(*, epsilon, prior, label_range, loss="squared"):
+    """The bins of RR-on-Bins: its output values and the bin of each prior value.
+
+    Finds the partition of the prior's support into consecutive bins, and the
+    output value of each bin, minimising the expected loss of RR-on-Bins
+    (Ghazi et al. 2023). For a fixed partition the loss splits over bins and
+    each bin's best output is a weighted mean (squared loss) or a weighted
+    median (absolute loss) of the support, with weight ``p_i`` inside the bin
+    and ``e^-eps p_i`` outside it; a dynamic program over the support, in
+    increasing order, finds the best partition for each number of bins. The
+    paper proves that an optimal eps-label-DP randomizer is RR-on-Bins with a
+    monotone map, so this is optimal among all eps-label-DP randomizers.
+
+    Complexity: with ``n`` support values of positive probability, the bin
+    costs take O(n^2) time (O(n^2 log n) for absolute loss) and the dynamic
+    program O(n^2) per number of bins, so O(n^3) time in the worst case and
+    O(n^2) memory; the search over the number of bins stops as soon as a
+    lower bound on the loss of more bins reaches the best found, which for
+    small eps is after a few bins. Discretise a continuous prior (e.g. a
+    histogram of a few hundred values) before calling it.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    prior : tuple (values, probabilities)
+        Public prior over label values: distinct values in ``label_range``
+        and their nonnegative probabilities, summing to 1.
+    label_range : tuple (low, high)
+        Public range of the labels, ``low < high``.
+    loss : {"squared", "absolute"}, default="squared"
+
+    Returns
+    -------
+    outputs : ndarray of shape (n_bins,)
+        The output value of each bin, in the order of the bins (ascending
+        inputs). For the losses here they are in ascending order too.
+    bin_of_value : ndarray of shape (n_values,), int64
+        The bin of each prior value, in the order given. A value with
+        probability 0 goes to the bin of the nearest value with positive
+        probability (the lower one on a tie), and so does any label between
+        two bins.
+
+    See Also
+    --------
+    rr_on_bins : the randomizer.
+
+    References
+    ----------
+    .. [1] B. Ghazi, P. Kamath, R. Kumar, E. Leeman, P. Manurangsi, A. Varadarajan,
+       C. Zhang. Regression with label differential privacy. ICLR 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_labeldp.mechanisms import optimal_bins
+    >>> prior = ([0.0, 1.0, 2.0, 3.0], [0.25, 0.25, 0.25, 0.25])
+    >>> outputs, bins = optimal_bins(epsilon=1.0, prior=prior, label_range=(0, 3))
+    >>> outputs.round(3), bins
+    (array([1.038, 1.962]), array([0, 0, 1, 1]))
+    >>> outputs, bins = optimal_bins(epsilon=5.0, prior=prior, label_range=(0, 3))
+    >>> bins
+    array([0, 1, 2, 3])
+
+    Each output lies between the mean of its bin and the prior's mean: with
+    little privacy budget the releases shrink towards the mean.
+    """
+    values, thresholds, outputs = _bins(epsilon, prior, label_range, loss)
+    return outputs, np.searchsorted(thresholds, values).astype(np.int64)
+
+
+def _draw_on_bins(y, *, epsilon, label_range, thresholds, bin_outputs, random_state):
+    """RR over the bins of checked arguments: one dask block, or all of ``y``."""
+    y = _clipped_labels(y, label_range)
+    rng = check_generator(random_state)
+    n_bins = bin_outputs.size
+    if n_bins == 1:
+        return np.full(y.shape[0], bin_outputs[0])
+    codes = np.searchsorted(thresholds, y)
+    return bin_outputs[_draw_randomized_response(codes, n_bins, epsilon, rng)]
+
+
+def rr_on_bins(y, *, epsilon, prior, label_range, loss="squared", random_state=None):
+    """RR-on-Bins (Ghazi et al. 2023): the optimal eps-label-DP randomizer for regression.
+
+    Given a public prior over label values, :func:`optimal_bins` splits the
+    label range into ``m`` consecutive bins with output values ``o_1, ...,
+    o_m``. A label (clipped to ``label_range``) is mapped to its bin ``j``;
+    the release is ``o_j`` with probability ``e^eps / (e^eps + m - 1)`` and
+    each other bin's output with probability ``1 / (e^eps + m - 1)``:
+    randomized response over the bins, eps-label-DP because the bins depend on
+    the public prior only. Among all eps-label-DP randomizers it minimises the
+    expected squared (or absolute) loss between the release and a label drawn
+    from the prior.
+
+    Parameters
+    ----------
+    y : array-like or dask.array.Array of shape (n_samples,)
+        Real labels; values outside ``label_range`` are clipped to it. A
+        dask array gives a lazy dask array chunked like ``y``, each block
+        drawn from its own generator spawned from ``random_state``.
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    prior : tuple (values, probabilities)
+        Public prior over label values (see :func:`optimal_bins`), e.g. a
+        DP histogram of the labels or a distribution known beforehand.
+    label_range : tuple (low, high)
+        Public range of the labels, ``low < high``.
+    loss : {"squared", "absolute"}, default="squared"
+        The loss the bins are optimised for.
+    random_state : None, "secure", int or numpy.random.Generator, default=None
+        Source of the noise: fresh entropy for ``None`` and ``"secure"``; an
+        int or ``Generator`` is a replay key, as secret as the labels (see
+        :ref:`randomness`).
+
+    Returns
+    -------
+    ndarray or dask.array.Array of shape (n_samples,), float64
+        The released labels, each one of the bins' output values.
+
+    See Also
+    --------
+    rr_on_bins_distribution : the exact output law.
+    optimal_bins : the bins.
+
+    References
+    ----------
+    .. [1] B. Ghazi, P. Kamath, R. Kumar, E. Leeman, P. Manurangsi, A. Varadarajan,
+       C. Zhang. Regression with label differential privacy. ICLR 2023.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import rr_on_bins
+    >>> prior = ([0.0, 1.0, 2.0, 3.0], [0.25, 0.25, 0.25, 0.25])
+    >>> rr_on_bins([0.0, 3.0, 7.5], epsilon=40.0, prior=prior, label_range=(0, 3),
+    ...            random_state=0)
+    array([0., 3., 3.])
+    """
+    values, thresholds, bin_outputs = _bins(epsilon, prior, label_range, loss)
+    params = {
+        "epsilon": float(epsilon), "label_range": _check_label_range(label_range),
+        "thresholds": thresholds, "bin_outputs": bin_outputs,
+    }
+    if is_dask(y):
+        return map_mechanism(_draw_on_bins, y, random_state=random_state, **params)
+    return _draw_on_bins(y, random_state=random_state, **params)
+
+
+def rr_on_bins_distribution(*, epsilon, prior, label_range, loss="squared"):
+    """Exact output law of :func:`rr_on_bins` for each value of the prior.
+
+    Parameters
+    ----------
+    epsilon : float
+    prior : tuple (values, probabilities)
+    label_range : tuple (low, high)
+    loss : {"squared", "absolute"}, default="squared"
+
+    Returns
+    -------
+    outputs : ndarray of shape (n_outputs,)
+        The distinct output values, ascending.
+    law : ndarray of shape (n_values, n_outputs)
+        Entry ``[i, j]`` is ``P(release = outputs[j] | label = values[i])``,
+        the prior's values in the order given. A label between two prior
+        values follows the law of the one whose bin it goes to (see
+        :func:`optimal_bins`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_labeldp.mechanisms import rr_on_bins_distribution
+    >>> prior = ([0.0, 1.0, 2.0, 3.0], [0.25, 0.25, 0.25, 0.25])
+    >>> outputs, law = rr_on_bins_distribution(epsilon=np.log(5), prior=prior,
+    ...                                        label_range=(0, 3))
+    >>> outputs.round(4)
+    array([0.8333, 2.1667])
+    >>> law.round(4)
+    array([[0.8333, 0.1667],
+           [0.8333, 0.1667],
+           [0.1667, 0.8333],
+           [0.1667, 0.8333]])
+    """
+    values, thresholds, bin_outputs = _bins(epsilon, prior, label_range, loss)
+    outputs, column = np.unique(bin_outputs, return_inverse=True)
+    n_bins = bin_outputs.size
+    keep = _keep_probability(epsilon, n_bins)
+    other = math.exp(-epsilon) * keep  # 1 / (e^eps + m - 1)
+    # Randomized response over the bins, then each bin's output: bins that
+    # share an output value share its probability.
+    over_bins = np.full((values.size, n_bins), other)
+    over_bins[np.arange(values.size), np.searchsorted(thresholds, values)] = keep
+    law = np.zeros((values.size, outputs.size))
+    np.add.at(law.T, column, over_bins.T)
+    return outputs, law
+
+
+# --- additive noise on clipped labels -----------------------------------------
+
+
+def _lattice_step(label_range):
+    low, high = label_range
+    step = 2.0 ** (math.frexp(high - low)[1] - 1 - _LATTICE_BITS)
+    if max(abs(low), abs(high)) / step >= 2.0**52 - 2 * _LATTICE_MARGIN:
+        raise ValueError(
+            f"label_range ({low!r}, {high!r}) is too narrow for the size of its bounds: "
+            "shift the labels towards 0 first."
+        )
+    return step
+
+
+def _release_on_lattice(y, noise, label_range):
+    """``y + noise`` computed exactly, on a lattice finer than the noise.
+
+    Floating-point noise leaks through its low-order bits (Mironov 2012): the
+    doubles reachable as ``y + X`` differ between labels. So the clipped label
+    is first snapped to the lattice ``step * Z`` (``step`` a power of two about
+    ``2**-21`` of the range, inside the range, so the sensitivity is still at
+    most ``high - low``) and the release is the centre of the lattice cell
+    holding ``y + X``: ``(k_y + floor(X / step) + 1/2) step``, every step of it
+    exact integer arithmetic in float64, a function of ``y + X`` alone, and
+    clipped ``2**40`` steps beyond the range (post-processing too).
+    """
+    step = _lattice_step(label_range)
+    low_k, high_k = math.ceil(label_range[0] / step), math.floor(label_range[1] / step)
+    k = np.clip(np.rint(y / step), low_k, high_k)
+    k += np.floor(noise / step)
+    np.clip(k, low_k - _LATTICE_MARGIN, high_k + _LATTICE_MARGIN, out=k)
+    k += 0.5
+    k *= step
+    return k
+
+
+def laplace_label(y, *, epsilon, label_range, random_state=None):
+    """Laplace mechanism on labels clipped to ``label_range``.
+
+    Clipped labels have sensitivity ``high - low``, so adding Laplace noise of
+    scale ``(high - low) / eps`` is eps-label-DP (Dwork et al. 2006), the
+    baseline of Ghazi et al. (2023). Releases are rounded to a lattice of
+    about ``2**-21`` of the range (see Notes).
+
+    Parameters
+    ----------
+    y : array-like or dask.array.Array of shape (n_samples,)
+        Real labels; values outside ``label_range`` are clipped to it. A
+        dask array gives a lazy dask array chunked like ``y``.
+    epsilon : float
+        Privacy parameter, finite and > 0.
+    label_range : tuple (low, high)
+        Public range of the labels, ``low < high``.
+    random_state : None, "secure", int or numpy.random.Generator, default=None
+        Source of the noise: fresh entropy for ``None`` and ``"secure"``; an
+        int or ``Generator`` is a replay key, as secret as the labels (see
+        :ref:`randomness`).
+
+    Returns
+    -------
+    ndarray or dask.array.Array of shape (n_samples,), float64
+
+    Notes
+    -----
+    Floating-point noise added to a label leaks the label through the low
+    bits of the sum (Mironov 2012). The clipped label is snapped to a lattice
+    of step ``2**(e - 21)``, ``2**e`` the power of two just above ``high -
+    low``, and the release is the centre of the lattice cell that holds the
+    label plus the noise, computed exactly: post-processing of the noisy
+    label, so the guarantee is unchanged, at an error of at most one step.
+
+    See Also
+    --------
+    rr_on_bins : the optimal randomizer given a prior.
+
+    References
+    ----------
+    .. [1] C. Dwork, F. McSherry, K. Nissim, A. Smith. Calibrating noise to
+       sensitivity in private data analysis. TCC 2006.
+    .. [2] B. Ghazi, P. Kamath, R. Kumar, E. Leeman, P. Manurangsi, A. Varadarajan,
+       C. Zhang. Regression with label differential privacy. ICLR 2023.
+    .. [3] I. Mironov. On significance of the least significant bits for
+       differential privacy. CCS 2012.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import laplace_label
+    >>> laplace_label([0.25, 0.75, 9.0], epsilon=1e6, label_range=(0, 1),
+    ...               random_state=0).round(3)
+    array([0.25, 0.75, 1.  ])
+    """
+    if is_dask(y):
+        return map_mechanism(laplace_label, y, random_state=random_state, epsilon=epsilon,
+                             label_range=label_range)
+    epsilon = check_positive(epsilon, "epsilon")
+    label_range = _check_label_range(label_range)
+    _lattice_step(label_range)
+    y = _clipped_labels(y, label_range)
+    rng = check_generator(random_state)
+    noise = rng.laplace(0.0, (label_range[1] - label_range[0]) / epsilon, size=y.shape[0])
+    return _release_on_lattice(y, noise, label_range)
+
+
+def gaussian_label(y, *, epsilon, delta, label_range, method="cks", random_state=None):
+    """Gaussian mechanism on labels clipped to ``label_range``.
+
+    Clipped labels have L2 sensitivity ``high - low``; the noise standard
+    deviation is the smallest that makes the release (eps, delta)-label-DP
+    through zero-concentrated DP (:func:`~sklearn_labeldp.accounting.gaussian_sigma_for_approx_dp`,
+    Bun and Steinke 2016, with the conversion of Canonne, Kamath and Steinke
+    2020 for ``method="cks"``). Releases are rounded to a lattice as in
+    :func:`laplace_label`.
+
+    Parameters
+    ----------
+    y : array-like or dask.array.Array of shape (n_samples,)
+        Real labels; values outside ``label_range`` are clipped to it.
+    epsilon : float
+        Finite and > 0.
+    delta : float
+        In (0, 1).
+    label_range : tuple (low, high)
+        Public range of the labels, ``low < high``.
+    method : {"cks", "classic"}, default="cks"
+        The zCDP to (eps, delta) conversion.
+    random_state : None, "secure", int or numpy.random.Generator, default=None
+        Source of the noise: fresh entropy for ``None`` and ``"secure"``; an
+        int or ``Generator`` is a replay key, as secret as the labels (see
+        :ref:`randomness`).
+
+    Returns
+    -------
+    ndarray or dask.array.Array of shape (n_samples,), float64
+
+    References
+    ----------
+    .. [1] M. Bun, T. Steinke. Concentrated differential privacy:
+       simplifications, extensions, and lower bounds. TCC 2016.
+    .. [2] C. Canonne, G. Kamath, T. Steinke. The discrete Gaussian for
+       differential privacy. NeurIPS 2020.
+    .. [3] B. Ghazi, P. Kamath, R. Kumar, E. Leeman, P. Manurangsi, A. Varadarajan,
+       C. Zhang. Regression with label differential privacy. ICLR 2023.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import gaussian_label
+    >>> gaussian_label([0.25, 4.0], epsilon=1e5, delta=1e-5, label_range=(0, 1),
+    ...                random_state=0).round(3)
+    array([0.25, 1.  ])
+    """
+    if is_dask(y):
+        return map_mechanism(gaussian_label, y, random_state=random_state, epsilon=epsilon,
+                             delta=delta, label_range=label_range, method=method)
+    label_range = _check_label_range(label_range)
+    sigma = gaussian_sigma_for_approx_dp(
+        epsilon, delta, sensitivity=label_range[1] - label_range[0], method=method
+    )
+    if not math.isfinite(sigma):
+        raise ValueError(f"epsilon={epsilon!r} is too small for any finite Gaussian noise.")
+    _lattice_step(label_range)
+    y = _clipped_labels(y, label_range)
+    rng = check_generator(random_state)
+    return _release_on_lattice(y, rng.normal(0.0, sigma, size=y.shape[0]), label_range)
+
+
+def staircase_gamma(epsilon, *, loss="squared"):
+    """The staircase mechanism's optimal ``gamma`` (Geng and Viswanath 2014).
+
+    With ``b = e^-eps``: ``gamma* = 1 / (1 + e^(eps / 2))`` for absolute loss
+    and ``gamma* = -b / (1 - b) + (b - 2 b^2 + 2 b^4 - b^5)^(1/3) / (2^(1/3)
+    (1 - b)^2)`` for squared loss.
+
+    Parameters
+    ----------
+    epsilon : float
+        Finite and > 0.
+    loss : {"squared", "absolute"}, default="squared"
+
+    Returns
+    -------
+    float
+        In ``[0, 1/2]``.
+
+    References
+    ----------
+    .. [1] Q. Geng, P. Viswanath. The optimal mechanism in differential
+       privacy. IEEE ISIT 2014; IEEE Trans. Inf. Theory 62(2), 2016.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import staircase_gamma
+    >>> round(staircase_gamma(2.0, loss="absolute"), 4)
+    0.2689
+    """
+    epsilon = check_positive(epsilon, "epsilon")
+    loss = check_option(loss, "loss", _LOSSES)
+    if loss == "absolute":
+        return 1.0 / (1.0 + math.exp(epsilon / 2))
+    b = math.exp(-epsilon)
+    gamma = -b / (1 - b) + (b - 2 * b**2 + 2 * b**4 - b**5) ** (1 / 3) / (
+        2 ** (1 / 3) * (1 - b) ** 2
+    )
+    return min(max(gamma, 0.0), 0.5)
+
+
+def staircase_label(y, *, epsilon, label_range, gamma=None, loss="squared", random_state=None):
+    """Staircase mechanism (Geng and Viswanath 2014) on labels clipped to ``label_range``.
+
+    The noise density, with ``D = high - low`` and ``b = e^-eps``, is
+    ``a b^k`` on ``|x|`` in ``[k D, (k + gamma) D)`` and ``a b^(k+1)`` on
+    ``[(k + gamma) D, (k + 1) D)``, ``k = 0, 1, ...``: a staircase whose
+    density falls by at most ``e^eps`` over any shift of ``D``, so the release
+    is eps-label-DP. It is the optimal additive noise for a given cost of the
+    noise. It is drawn as ``S D (G + gamma U)`` or ``S D (G + gamma + (1 -
+    gamma) U)`` (the second with probability ``(1 - gamma) b / (gamma + (1 -
+    gamma) b)``), with a random sign ``S``, ``G`` geometric with ``P(G = k) =
+    (1 - b) b^k`` and ``U`` uniform on [0, 1). Releases are rounded to a lattice
+    as in :func:`laplace_label`.
+
+    Parameters
+    ----------
+    y : array-like or dask.array.Array of shape (n_samples,)
+        Real labels; values outside ``label_range`` are clipped to it.
+    epsilon : float
+        Finite and > 0.
+    label_range : tuple (low, high)
+        Public range of the labels, ``low < high``.
+    gamma : float in [0, 1], default=None
+        ``None`` takes :func:`staircase_gamma` for ``loss``.
+    loss : {"squared", "absolute"}, default="squared"
+        The noise cost ``gamma`` is optimised for when it is None.
+    random_state : None, "secure", int or numpy.random.Generator, default=None
+        Source of the noise: fresh entropy for ``None`` and ``"secure"``; an
+        int or ``Generator`` is a replay key, as secret as the labels (see
+        :ref:`randomness`).
+
+    Returns
+    -------
+    ndarray or dask.array.Array of shape (n_samples,), float64
+
+    References
+    ----------
+    .. [1] Q. Geng, P. Viswanath. The optimal mechanism in differential
+       privacy. IEEE ISIT 2014; IEEE Trans. Inf. Theory 62(2), 2016.
+    .. [2] Q. Geng, P. Kairouz, S. Oh, P. Viswanath. The staircase mechanism
+       in differential privacy. IEEE J. Sel. Topics Signal Process. 9(7), 2015.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.mechanisms import staircase_label
+    >>> staircase_label([0.25, 2.0], epsilon=50.0, label_range=(0, 1),
+    ...                 random_state=0).round(3)
+    array([0.25, 1.  ])
+    """
+    if is_dask(y):
+        return map_mechanism(staircase_label, y, random_state=random_state, epsilon=epsilon,
+                             label_range=label_range, gamma=gamma, loss=loss)
+    epsilon = check_positive(epsilon, "epsilon")
+    label_range = _check_label_range(label_range)
+    if gamma is None:
+        gamma = staircase_gamma(epsilon, loss=loss)
+    else:
+        gamma = check_finite(gamma, "gamma")
+        if not 0 <= gamma <= 1:
+            raise ValueError(f"gamma must lie in [0, 1]; got {gamma!r}.")
+    _lattice_step(label_range)
+    y = _clipped_labels(y, label_range)
+    rng = check_generator(random_state)
+    n = y.shape[0]
+    b = math.exp(-epsilon)
+    draws = rng.random((3, n))
+    geometric = rng.geometric(1 - b, size=n) - 1.0  # numpy's counts trials, from 1
+    upper = draws[0] < (1 - gamma) * b / (gamma + (1 - gamma) * b)
+    magnitude = geometric + np.where(upper, gamma + (1 - gamma) * draws[1], gamma * draws[1])
+    sign = np.where(draws[2] < 0.5, -1.0, 1.0)
+    noise = sign * magnitude * (label_range[1] - label_range[0])
+    return _release_on_lattice(y, noise, label_range)
