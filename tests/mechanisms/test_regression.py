@@ -26,7 +26,7 @@ from sklearn_labeldp.mechanisms import (
     staircase_gamma,
     staircase_label,
 )
-from sklearn_labeldp.mechanisms._regression import _lattice_step
+from sklearn_labeldp.mechanisms._regression_noise import _lattice_step
 
 RANGE = (0.0, 3.0)
 PRIORS = {
