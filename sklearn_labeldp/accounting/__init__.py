@@ -8,7 +8,10 @@ from ._group_privacy import group_privacy_example_budget, group_privacy_label_bu
 from ._subsampled import (
     SUBSAMPLED_GAUSSIAN_METHODS,
     calibrate_dp_sgd,
+    calibrate_dp_sgd_label_change,
     subsampled_gaussian_epsilon,
+    subsampled_gaussian_label_epsilon,
+    subsampled_gaussian_label_noise_multiplier,
     subsampled_gaussian_noise_multiplier,
 )
 from ._zcdp import (
@@ -28,6 +31,7 @@ __all__ = [
     "SUBSAMPLED_GAUSSIAN_METHODS",
     "approx_dp_to_zcdp",
     "calibrate_dp_sgd",
+    "calibrate_dp_sgd_label_change",
     "compose_parallel",
     "compose_sequential",
     "default_accountant",
@@ -36,6 +40,8 @@ __all__ = [
     "group_privacy_example_budget",
     "group_privacy_label_budget",
     "subsampled_gaussian_epsilon",
+    "subsampled_gaussian_label_epsilon",
+    "subsampled_gaussian_label_noise_multiplier",
     "subsampled_gaussian_noise_multiplier",
     "zcdp_to_approx_dp",
 ]

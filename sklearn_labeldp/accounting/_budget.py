@@ -2,6 +2,9 @@
 
 import math
 from dataclasses import dataclass, field
+from numbers import Integral
+
+from scipy.special import ndtr
 
 from ..utils import check_nonnegative
 from ._subsampled import (
@@ -128,6 +131,12 @@ class PrivacySpend:
     sample_rate, steps)`` records a DP-SGD run (see :meth:`subsampled_gaussian`);
     its budget is checked against dp-accounting's bound at its ``delta``, and
     :meth:`BudgetAccountant.total_rdp_approx_dp` composes it in Renyi DP.
+    ``"subsampled_gaussian_label"`` records the same run accounted for a label
+    change (replace one), ``"randomized_response": (epsilon, n_outputs)`` a
+    K-ary randomized response (:meth:`randomized_response`) and ``"gaussian":
+    mu`` a Gaussian mechanism of sensitivity ``mu`` noise stds; each is checked
+    against the record's budget, and :meth:`BudgetAccountant.total` with a
+    ``slack`` composes such records exactly (privacy loss distributions).
 
     Examples
     --------
@@ -152,8 +161,13 @@ class PrivacySpend:
                 raise ValueError("a leaf PrivacySpend has no parts.")
             if "rho" in self.params:
                 check_nonnegative(self.params["rho"], "params['rho']")
-            if "subsampled_gaussian" in self.params:
-                _check_spend_params(self.params["subsampled_gaussian"], self.budget)
+            for key in ("subsampled_gaussian", "subsampled_gaussian_label"):
+                if key in self.params:
+                    _check_spend_params(self.params[key], self.budget, key)
+            if "randomized_response" in self.params:
+                _check_randomized_response(self.params["randomized_response"], self.budget)
+            if "gaussian" in self.params:
+                _check_gaussian(self.params["gaussian"], self.budget)
             return
         if self.composition not in _COMPOSERS:
             raise ValueError(
@@ -273,6 +287,25 @@ class PrivacySpend:
         return cls.leaf(mechanism, epsilon, delta, **params)
 
     @classmethod
+    def randomized_response(cls, epsilon, n_outputs, *, mechanism="randomized response",
+                            **params):
+        """K-ary randomized response (Warner 1965) at ``epsilon``: a described pure leaf.
+
+        ``params`` records ``"randomized_response": (epsilon, n_outputs)``, the
+        mechanism's exact description, so that :meth:`BudgetAccountant.total`
+        with a ``slack`` composes it as K-ary randomized response rather than
+        as the worst ``epsilon``-DP mechanism (binary randomized response).
+
+        Examples
+        --------
+        >>> from sklearn_labeldp.accounting import PrivacySpend
+        >>> PrivacySpend.randomized_response(0.5, 3).params
+        {'randomized_response': (0.5, 3)}
+        """
+        params["randomized_response"] = (float(epsilon), n_outputs)
+        return cls.leaf(mechanism, epsilon, **params)
+
+    @classmethod
     def compose(cls, mechanism, parts, composition, **params):
         """Compose ``parts`` with ``composition`` in {"sequential", "parallel"}."""
         if composition not in _COMPOSERS:
@@ -284,3 +317,35 @@ class PrivacySpend:
             raise TypeError("parts must be PrivacySpend records.")
         budget = _COMPOSERS[composition](p.budget for p in parts)
         return cls(mechanism, budget, dict(params), composition, parts)
+
+
+def _check_randomized_response(value, budget):
+    """``(epsilon, n_outputs)`` with ``n_outputs >= 2``, ``epsilon`` at most the record's."""
+    if not isinstance(value, tuple) or len(value) != 2:
+        raise ValueError(
+            f"params['randomized_response'] must be a tuple (epsilon, n_outputs); got {value!r}."
+        )
+    epsilon, n_outputs = value
+    check_nonnegative(epsilon, "params['randomized_response'] epsilon")
+    if isinstance(n_outputs, bool) or not isinstance(n_outputs, Integral) or n_outputs < 2:
+        raise ValueError(f"randomized response needs n_outputs >= 2; got {n_outputs!r}.")
+    if not (math.isfinite(epsilon) and budget.epsilon >= epsilon):
+        raise ValueError(f"budget {budget} understates randomized response at epsilon={epsilon}.")
+
+
+def _check_gaussian(mu, budget):
+    """``mu > 0``, and the record's (epsilon, delta) holds for the Gaussian of sensitivity ``mu``.
+
+    The Gaussian's exact privacy profile (Balle and Wang 2018, Thm. 8):
+    ``delta(eps) = Phi(-eps / mu + mu / 2) - e^eps Phi(-eps / mu - mu / 2)``.
+    """
+    mu = check_nonnegative(mu, "params['gaussian']")
+    eps = budget.epsilon
+    if math.isinf(eps):
+        return
+    exact = ndtr(-eps / mu + mu / 2) - math.exp(eps) * ndtr(-eps / mu - mu / 2) if mu else 0.0
+    if exact > budget.delta * (1 + 1e-9) + 1e-300:
+        raise ValueError(
+            f"budget {budget} understates the Gaussian mechanism of sensitivity {mu} noise "
+            f"stds (its delta at that epsilon is {exact:.3g})."
+        )

@@ -8,8 +8,9 @@ noise of std ``sigma C`` to their sum and divides by the expected batch size
 the clipping and the noisy sum are Opacus's (``GradSampleModule`` and
 ``DPOptimizer``); the Poisson batches and the noise are drawn here from the
 fit's numpy generator (128-bit seeded, or the ``"secure"`` AES generator),
-not from a 64-bit torch seed. The privacy of the ``T`` steps is dp-accounting's
-(:func:`~sklearn_labeldp.accounting.subsampled_gaussian_epsilon`).
+not from a 64-bit torch seed. The privacy of the ``T`` steps for a label change
+is dp-accounting's privacy loss distribution of the replace-one relation
+(:func:`~sklearn_labeldp.accounting.subsampled_gaussian_label_epsilon`).
 """
 
 import math
@@ -19,7 +20,7 @@ from numbers import Real
 import numpy as np
 import torch
 from sklearn.base import _fit_context, clone
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from skorch.callbacks import EpochTimer, LRScheduler, PassthroughScoring, PrintLog
 from torch.optim.lr_scheduler import ReduceLROnPlateau
 
@@ -27,8 +28,7 @@ from .._base import BaseLabelDPMetaClassifier, CodeClassifierPredictMixin, trial
 from ..accounting import (
     SUBSAMPLED_GAUSSIAN_METHODS,
     PrivacySpend,
-    calibrate_dp_sgd,
-    group_privacy_label_budget,
+    calibrate_dp_sgd_label_change,
 )
 from ._callbacks import WarmupLinearDecay
 from ._net import LabelDPNetClassifier, check_params, fit_label_codes
@@ -201,17 +201,21 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     steps, and ``T = max_epochs * ceil(1 / q)``.
 
     Privacy. The ``T`` steps are the Poisson-subsampled Gaussian mechanism
-    composed ``T`` times, for datasets that differ by adding or removing one
-    example; dp-accounting computes its ``(eps_ex, delta_ex)``. The library
-    records every spend for its own relation, changing one label, which is a
-    removal followed by an addition: by group privacy the fit is
-    ``(2 eps_ex, (1 + e^eps_ex) delta_ex)``-label-DP. The noise is therefore
-    calibrated so that this label-DP guarantee is at most ``(epsilon,
-    delta)``: ``eps_ex = epsilon / 2`` and ``delta_ex = delta / (1 +
-    e^(epsilon / 2))``. ``epsilon_`` and ``delta_`` are that label-DP
-    guarantee, comparable with the other estimators of the library;
-    ``example_epsilon_`` and ``example_delta_`` are the example-level
-    (add/remove) guarantee usually quoted for DP-SGD.
+    composed ``T`` times. The library records every spend for its own
+    relation, changing one label, which replaces one example by another: its
+    clipped gradient moves by at most ``2 max_grad_norm``. That relation is
+    accounted directly, by dp-accounting's privacy loss distribution of the
+    replace-one dominating pair under Poisson sampling (Zhu, Dong and Wang
+    2022; Lebeda et al. 2024), and the noise is calibrated so that it is at
+    most ``(epsilon, delta)``
+    (:func:`~sklearn_labeldp.accounting.calibrate_dp_sgd_label_change`).
+    ``epsilon_`` and ``delta_`` are that label-DP guarantee, comparable with
+    the other estimators of the library; ``example_epsilon_`` and
+    ``example_delta_`` are the example-level (add/remove) guarantee of the
+    same run, usually quoted for DP-SGD. Before version 0.1 the label-DP
+    guarantee came from the add/remove one by group privacy, ``(2 eps_ex, (1
+    + e^eps_ex) delta_ex)``, which needs 1.1 to 1.4 times more noise for the
+    same budget.
 
     Nothing non-private leaves the fit. The trained network holds what the
     training computed without noise: Opacus's sum of the last step's clipped
@@ -238,13 +242,20 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         ``LRScheduler`` without ``ReduceLROnPlateau``): every callback sees the
         un-noised training loss. These are checked before any charge.
     epsilon : float, default=1.0
-        Target label-DP epsilon of the fit (the example-level one is half).
+        Target label-DP epsilon of the fit.
     delta : float, default=1e-5
         Target delta in (0, 1).
     max_grad_norm : float, default=1.0
         Clipping norm ``C`` of the per-example gradients.
-    accounting : {"rdp", "pld"}, default="rdp"
-        dp-accounting's Renyi-DP or privacy-loss-distribution accountant.
+    accounting : {"rdp", "pld"}, default="deprecated"
+        Ignored.
+
+        .. deprecated:: 0.1
+           ``accounting`` was deprecated in version 0.1 and will be removed in
+           0.3. The label-change guarantee is accounted with privacy loss
+           distributions (the only accounting of the replace-one relation
+           under Poisson sampling), whatever its value; a value other than
+           the default warns with a ``FutureWarning``.
     classes : array-like, default=None
         All possible labels; ``None`` infers them from ``y`` and emits a
         :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`.
@@ -263,21 +274,26 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         A network with the trained parameter and buffer values and nothing else
         from training (predicting label codes).
     mechanism_params_ : dict
-        The parameters ``"max_grad_norm"`` and ``"accounting"`` as given, and
-        what the run derives from them and the network: ``"noise_multiplier"``
+        The parameter ``"max_grad_norm"`` as given, ``"accounting"``: ``"pld"``
+        (the accountant of the recorded guarantee), and what the run derives
+        from them and the network: ``"noise_multiplier"``
         (the calibrated noise std over ``max_grad_norm``), ``"sample_rate"``
         (``q``) and ``"n_noisy_steps"`` (``T``).
     example_epsilon_ : float
-        Example-level (add or remove one example) epsilon of the run.
+        Example-level (add or remove one example) epsilon of the run, at
+        ``example_delta_``.
     example_delta_ : float
-        Its delta.
+        Its delta, ``delta``.
     epsilon_ : float
-        Label-DP epsilon of the fit, ``2 * example_epsilon_ <= epsilon``.
+        Label-DP epsilon of the fit (replace one example), ``<= epsilon``.
     delta_ : float
-        Label-DP delta, ``(1 + e^example_epsilon_) * example_delta_ <= delta``.
+        Label-DP delta, ``delta``.
     privacy_spend_ : PrivacySpend
-        A leaf ``"DP-SGD"`` with the run's parameters and its example-level
-        guarantee.
+        A leaf ``"DP-SGD"`` with the run's parameters, its example-level
+        guarantee and ``"subsampled_gaussian_label": (noise_multiplier,
+        sample_rate, n_noisy_steps)``, the description with which
+        :meth:`~sklearn_labeldp.accounting.BudgetAccountant.total` composes it
+        exactly.
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -287,8 +303,11 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
        K. Talwar, L. Zhang. Deep learning with differential privacy. CCS 2016.
     .. [2] A. Yousefpour et al. Opacus: user-friendly differential privacy
        library in PyTorch. arXiv:2109.12298, 2021.
-    .. [3] I. Mironov, K. Talwar, L. Zhang. Renyi differential privacy of the
-       sampled Gaussian mechanism. arXiv:1908.10530, 2019.
+    .. [3] Y. Zhu, J. Dong, Y.-X. Wang. Optimal accounting of differential
+       privacy via characteristic function. AISTATS 2022.
+    .. [4] C. J. Lebeda, M. Regehr, G. Kamath, T. Steinke. Avoiding pitfalls
+       for privacy accounting of subsampled mechanisms under composition.
+       arXiv:2405.20769, 2024.
 
     Examples
     --------
@@ -298,7 +317,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     >>> X = X / 16
     >>> net = LabelDPNetClassifier(MLP, max_epochs=3, batch_size=128, lr=0.5)
     >>> clf = DPSGDClassifier(net, epsilon=4.0, classes=range(10), random_state=0).fit(X, y)
-    >>> clf.epsilon_ <= 4.0, round(clf.example_epsilon_, 2) <= 2.0
+    >>> clf.epsilon_ <= 4.0, clf.example_epsilon_ < clf.epsilon_
     (True, True)
     >>> bool(clf.score(X, y) > 0.5)
     True
@@ -339,7 +358,10 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         "estimator": [LabelDPNetClassifier, None],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
-        "accounting": [StrOptions(set(SUBSAMPLED_GAUSSIAN_METHODS))],
+        "accounting": [
+            StrOptions(set(SUBSAMPLED_GAUSSIAN_METHODS)),
+            Hidden(StrOptions({"deprecated"})),
+        ],
     }
 
     def __init__(
@@ -349,7 +371,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         epsilon=1.0,
         delta=1e-5,
         max_grad_norm=1.0,
-        accounting="rdp",
+        accounting="deprecated",
         classes=None,
         random_state=None,
         accountant=None,
@@ -449,26 +471,35 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         return sample_rate, math.ceil(1 / sample_rate)
 
     def _calibrate(self, sample_rate, steps):
-        """Noise multiplier and example-level ``(eps_ex, delta_ex)`` of the run, before any charge.
+        """Noise multiplier, label-change and example epsilons of the run, before any charge.
 
         An ``epsilon`` so small that the accountant cannot resolve it (no
         multiplier reaches it, or the run's epsilon computes as 0, which no
         budget can be charged with) is a configuration error of ``epsilon``.
         """
         try:
-            return calibrate_dp_sgd(
-                self.epsilon, self.delta, sample_rate, steps, method=self.accounting
-            )
+            return calibrate_dp_sgd_label_change(self.epsilon, self.delta, sample_rate, steps)
         except ValueError as exc:  # label-free: only public quantities went in
             raise ValueError(
-                f"DPSGDClassifier: epsilon={self.epsilon!r} is too small for the "
-                f"{self.accounting!r} accountant to calibrate {steps} DP-SGD step(s) at sample "
-                f"rate {sample_rate:g} and delta={self.delta!r} ({exc}); use a larger "
-                "epsilon (or accounting='pld', which resolves smaller ones)."
+                f"DPSGDClassifier: epsilon={self.epsilon!r} is too small for the accountant "
+                f"to calibrate {steps} DP-SGD step(s) at sample rate {sample_rate:g} and "
+                f"delta={self.delta!r} ({exc}); use a larger epsilon."
             ) from None
+
+    def _warn_deprecated(self):
+        if self.accounting != "deprecated":
+            warnings.warn(
+                "DPSGDClassifier's `accounting` was deprecated in version 0.1 and will be "
+                "removed in 0.3; it is ignored: the label-change guarantee is accounted with "
+                "privacy loss distributions for the replace-one relation, the only accounting "
+                "of it. Leave `accounting` unset to silence this warning.",
+                FutureWarning,
+                stacklevel=3,
+            )
 
     def _plan_fit(self, X, classes, rng):
         _opacus()  # the extra is needed: say so before anything else
+        self._warn_deprecated()
         net = self._get_estimator()
         # The network's own parameter checks first, so that e.g. max_epochs=0 is
         # reported under its name rather than as a number of steps.
@@ -476,19 +507,24 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         self._check_network(net)
         sample_rate, steps_per_epoch = self._sampling(X.shape[0])
         steps = net.max_epochs * steps_per_epoch
-        noise_multiplier, example_epsilon, example_delta = self._calibrate(sample_rate, steps)
+        noise_multiplier, label_epsilon, example_epsilon = self._calibrate(sample_rate, steps)
+        example_delta = self.delta
         params = {
             "noise_multiplier": noise_multiplier,
             "max_grad_norm": float(self.max_grad_norm),
             "sample_rate": sample_rate,
             "n_noisy_steps": steps,
-            "accounting": self.accounting,
+            "accounting": "pld",
         }
+        # Recorded with its exact description, checked against the replace-one
+        # accounting when the record is built and composed by it in total(slack=...).
         spend = PrivacySpend.leaf(
             "DP-SGD",
-            *group_privacy_label_budget(example_epsilon, example_delta, self.epsilon, self.delta),
+            label_epsilon,
+            self.delta,
             example_epsilon=example_epsilon,
             example_delta=example_delta,
+            subsampled_gaussian_label=(noise_multiplier, sample_rate, steps),
             **params,
         )
         plan = {

@@ -23,7 +23,12 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from skorch.callbacks import EarlyStopping, LRScheduler  # noqa: E402
 
 from sklearn_labeldp import BudgetAccountant, BudgetError, PrivacyLeakWarning  # noqa: E402
-from sklearn_labeldp.accounting import PrivacyBudget, subsampled_gaussian_epsilon  # noqa: E402
+from sklearn_labeldp.accounting import (  # noqa: E402
+    PrivacyBudget,
+    calibrate_dp_sgd,
+    subsampled_gaussian_epsilon,
+    subsampled_gaussian_label_epsilon,
+)
 from sklearn_labeldp.nn import (  # noqa: E402
     MLP,
     DPSGDClassifier,
@@ -140,19 +145,55 @@ def test_spend_is_dp_accountings_and_within_the_target(blobs):
     # The keys of the parameters are their names; the derived quantities describe themselves.
     assert set(p) == {"max_grad_norm", "accounting", "noise_multiplier", "sample_rate",
                       "n_noisy_steps"}
-    assert (p["max_grad_norm"], p["accounting"]) == (clf.max_grad_norm, clf.accounting)
+    assert (p["max_grad_norm"], p["accounting"]) == (clf.max_grad_norm, "pld")
     assert p["sample_rate"] == pytest.approx(60 / 600)
     assert p["n_noisy_steps"] == 3 * 10
-    example_delta = 1e-5 / (1 + math.exp(1.5))
-    assert clf.example_delta_ == pytest.approx(example_delta)
-    assert clf.example_epsilon_ == subsampled_gaussian_epsilon(
-        p["noise_multiplier"], p["sample_rate"], p["n_noisy_steps"], clf.example_delta_
-    )
-    assert clf.example_epsilon_ <= 1.5
-    assert clf.epsilon_ == pytest.approx(2 * clf.example_epsilon_) and clf.epsilon_ <= 3.0
-    assert clf.delta_ <= 1e-5
+    run = (p["noise_multiplier"], p["sample_rate"], p["n_noisy_steps"])
+    # The label-change guarantee is the replace-one accounting of the run, at delta.
+    assert clf.delta_ == 1e-5 and clf.epsilon_ <= 3.0
+    assert clf.epsilon_ == subsampled_gaussian_label_epsilon(*run, 1e-5)
+    # The example-level (add/remove) guarantee of the same run is reported beside it.
+    assert clf.example_delta_ == 1e-5
+    assert clf.example_epsilon_ == subsampled_gaussian_epsilon(*run, 1e-5, method="pld")
+    assert clf.example_epsilon_ < clf.epsilon_
+    assert clf.privacy_spend_.params["subsampled_gaussian_label"] == run
     assert acc.total() == PrivacyBudget(clf.epsilon_, clf.delta_)
     assert clf.score(*blobs) > 0.8
+
+
+def test_the_same_label_budget_buys_less_noise_than_group_privacy(blobs):
+    """The direct replace-one accounting calibrates less noise than group privacy did, and
+    still records no less than dp-accounting's own replace-one computation (done here)."""
+    import dp_accounting as dpa
+
+    clf = DPSGDClassifier(net(), epsilon=3.0, delta=1e-5, classes=range(K),
+                          random_state=0).fit(*blobs)
+    p = clf.mechanism_params_
+    # Fails before the replace-one accounting: group privacy's multiplier for (3, 1e-5).
+    group_sigma, _, _ = calibrate_dp_sgd(3.0, 1e-5, p["sample_rate"], p["n_noisy_steps"])
+    assert p["noise_multiplier"] < group_sigma / 1.05
+    accountant = dpa.pld.PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE)
+    accountant.compose(dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(
+        p["sample_rate"], dpa.GaussianDpEvent(p["noise_multiplier"])), p["n_noisy_steps"]))
+    reference = accountant.get_epsilon(1e-5)
+    assert 0.99 <= clf.epsilon_ / reference <= 1.10
+
+
+def test_accounting_is_deprecated_and_ignored(blobs):
+    X, y = blobs
+    default = DPSGDClassifier(net(max_epochs=1), epsilon=3.0, classes=range(K), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        default.fit(X, y)
+    for accounting in ("rdp", "pld"):
+        clf = DPSGDClassifier(net(max_epochs=1), epsilon=3.0, accounting=accounting,
+                              classes=range(K), random_state=0)
+        with pytest.warns(FutureWarning, match="`accounting` was deprecated in version 0.1"):
+            clf.fit(X, y)
+        assert clf.mechanism_params_ == default.mechanism_params_
+        assert clf.epsilon_ == default.epsilon_
+    with pytest.raises(ValueError, match="accounting"):
+        DPSGDClassifier(net(), accounting="gdp", classes=range(K)).fit(X, y)
 
 
 def test_history_keeps_no_loss_and_no_batch_size(blobs):
@@ -278,14 +319,27 @@ def test_one_label_change_alters_only_the_trained_network(blobs):
 
 
 @pytest.mark.parametrize("epsilon", [1e-4, 1e-3])
-def test_an_epsilon_too_small_to_calibrate_is_refused_before_the_charge(blobs, epsilon):
+def test_an_epsilon_the_accountant_cannot_resolve_is_refused_before_the_charge(
+        blobs, epsilon, monkeypatch):
     # Fails on bd705e5: the rdp accountant computed the run's epsilon as 0, that
     # spend was charged, and the fit then failed with a message naming no parameter.
+    # The replace-one PLD accountant resolves these epsilons (below), so the
+    # accountant's failure is simulated with the error calibration raises.
     acc = BudgetAccountant(delta=1e-3)
+    resolved = DPSGDClassifier(net(max_epochs=1), epsilon=epsilon, classes=range(K),
+                               accountant=acc).fit(*blobs)
+    assert 0 < resolved.epsilon_ <= epsilon
+    assert resolved.mechanism_params_["noise_multiplier"] > 1_000
+
+    def unresolved(*args):
+        raise ValueError("the run's epsilon computes as 0.0")
+
+    monkeypatch.setattr("sklearn_labeldp.nn._dp_sgd.calibrate_dp_sgd_label_change", unresolved)
+    before = acc.spends
     clf = DPSGDClassifier(net(), epsilon=epsilon, classes=range(K), accountant=acc)
     with pytest.raises(ValueError, match=f"epsilon={epsilon!r} is too small"):
         clf.fit(*blobs)
-    assert acc.spends == [] and acc.total() == PrivacyBudget(0.0, 0.0)
+    assert acc.spends == before
     assert not hasattr(clf, "estimator_")
 
 

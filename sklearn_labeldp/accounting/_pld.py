@@ -1,0 +1,145 @@
+"""Tight composition of recorded spends through privacy loss distributions.
+
+Every spend whose record describes its mechanism enters as the privacy loss
+distribution (PLD) of a dominating pair of that mechanism (Zhu, Dong and Wang
+2022); dominating pairs compose, adaptively, by convolving their PLDs, and the
+composition's epsilon at a delta is read off the result (Koskela et al. 2020;
+Doroshenko et al. 2022, pessimistic discretisation: an upper bound). The
+computation is dp-accounting's (the ``accounting`` extra).
+
+A record is described by
+
+* ``params["randomized_response"] = (epsilon, n_outputs)``: K-ary randomized
+  response (Warner 1965), the true label kept with probability ``e^epsilon /
+  (e^epsilon + K - 1)``, whose replace-one pair is the pair of its two output
+  laws;
+* ``params["gaussian"] = mu``: a Gaussian mechanism (or a post-processing of
+  one) whose sensitivity is ``mu`` times its noise std, the pair ``N(0, 1)``,
+  ``N(mu, 1)``;
+* ``params["subsampled_gaussian"] = (sigma, q, steps)``: a DP-SGD run under
+  add/remove, and ``params["subsampled_gaussian_label"]``, the same under a
+  label change (replace one), as
+  :func:`~sklearn_labeldp.accounting.subsampled_gaussian_label_epsilon`;
+* nothing, for a pure ``epsilon``-DP record (``delta = 0``): binary randomized
+  response at ``epsilon`` dominates every ``epsilon``-DP mechanism (Kairouz, Oh
+  and Viswanath 2015), which makes the composition of such records the optimal
+  composition theorem's;
+* its parts: a sequential node composes its parts' pairs, a parallel node whose
+  parts all have the same description is that description (a label change
+  reaches one part).
+
+Anything else (an approximate-DP record without a description, e.g. a
+zCDP-converted one) composes by the basic sum beside the rest.
+"""
+
+import functools
+import math
+
+from ._subsampled import _dp_accounting
+
+__all__ = []
+
+# dp-accounting's default grid of privacy-loss values.
+_DISCRETISATION = 1e-4
+
+
+def _description(spend):
+    """A hashable description of a dominating pair of ``spend``, or ``None``.
+
+    ``("rr", epsilon, K)``, ``("gaussian", mu)``, ``("sg", sigma, q, steps,
+    replace_one)`` or ``("seq", descriptions)``.
+    """
+    params = spend.params
+    if spend.composition == "leaf":
+        if "randomized_response" in params:
+            epsilon, n_outputs = params["randomized_response"]
+            return ("rr", float(epsilon), int(n_outputs))
+        if "subsampled_gaussian_label" in params:
+            return ("sg", *params["subsampled_gaussian_label"], True)
+        if "subsampled_gaussian" in params:
+            return ("sg", *params["subsampled_gaussian"], False)
+        if "gaussian" in params:
+            return ("gaussian", float(params["gaussian"]))
+        return _pure(spend)
+    parts = [_description(part) for part in spend.parts]
+    if spend.composition == "sequential" and all(d is not None for d in parts):
+        return ("seq", tuple(parts))
+    if spend.composition == "parallel" and parts and len(set(parts)) == 1 and parts[0]:
+        return parts[0]
+    return _pure(spend)
+
+
+def _pure(spend):
+    """Binary randomized response at a pure record's epsilon (KOV 2015), else ``None``."""
+    if spend.delta == 0 and math.isfinite(spend.epsilon):
+        return ("rr", float(spend.epsilon), 2)
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _pld(description, count=1):
+    """dp-accounting's PLD of ``count`` compositions of ``description``."""
+    dpa = _dp_accounting()
+    pld = dpa.pld.privacy_loss_distribution
+    relation = dpa.NeighboringRelation
+    kind = description[0]
+    if kind == "seq":
+        result = pld.identity(value_discretization_interval=_DISCRETISATION)
+        for part in description[1]:
+            result = result.compose(_pld(part))
+        return result.self_compose(count) if count > 1 else result
+    if kind == "rr":
+        _, epsilon, n_outputs = description
+        if epsilon == 0:
+            return pld.identity(value_discretization_interval=_DISCRETISATION)
+        # dp-accounting's parametrisation: with probability noise_parameter the
+        # output is uniform over the K buckets, else the true one.
+        noise = n_outputs / (math.exp(epsilon) + n_outputs - 1)
+        one = pld.from_randomized_response(
+            noise, n_outputs, value_discretization_interval=_DISCRETISATION,
+            neighboring_relation=relation.REPLACE_ONE,
+        )
+        # Composed here, not through SelfComposedDpEvent: dp-accounting 0.6's
+        # PLD accountant composes a RandomizedResponseDpEvent once whatever its count.
+        return one.self_compose(count) if count > 1 else one
+    if kind == "gaussian":
+        # count Gaussians of sensitivity mu are one of sensitivity sqrt(count) mu.
+        return pld.from_gaussian_mechanism(
+            1.0 / (math.sqrt(count) * description[1]),
+            value_discretization_interval=_DISCRETISATION,
+        )
+    _, sigma, q, steps, replace_one = description
+    return pld.from_gaussian_mechanism(
+        sigma, sampling_prob=q, value_discretization_interval=_DISCRETISATION,
+        neighboring_relation=relation.REPLACE_ONE if replace_one else relation.ADD_OR_REMOVE_ONE,
+    ).self_compose(steps * count)
+
+
+def tight_total(spends, slack):
+    """``(epsilon, delta)`` of ``spends``: the described ones composed exactly, the rest summed.
+
+    ``delta`` is every recorded delta plus ``slack``; the described spends'
+    composition is read at their own deltas plus ``slack``, and the other
+    spends add their ``(epsilon, delta)`` beside it (basic composition of the
+    two groups). Equal descriptions are self-composed (one FFT power instead
+    of a chain of convolutions).
+    """
+    counts = {}
+    rest_epsilon, rest_delta, described_delta = [], [], []
+    for spend in spends:
+        description = _description(spend)
+        if description is None:
+            rest_epsilon.append(spend.epsilon)
+            rest_delta.append(spend.delta)
+        else:
+            counts[description] = counts.get(description, 0) + 1
+            described_delta.append(spend.delta)
+    epsilon = math.fsum(rest_epsilon)
+    if counts:
+        pld = None
+        for description, count in counts.items():
+            part = _pld(description, count)
+            pld = part if pld is None else pld.compose(part)
+        pld_delta = min(1.0, math.fsum(described_delta) + slack)
+        epsilon += max(0.0, float(pld.get_epsilon_for_delta(pld_delta)))
+    return epsilon, min(1.0, math.fsum(rest_delta) + math.fsum(described_delta) + slack)
