@@ -33,6 +33,7 @@ the privacy analysis uses (``1 / (C n)`` without intercept).
 """
 
 import math
+import warnings
 from dataclasses import replace
 from functools import partial
 from numbers import Integral, Real
@@ -45,6 +46,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
 from ..utils import is_dask
+from ._calibration import (
+    DEFAULT_AUTO_C,
+    SECOND_ORDER_AUTO_STEPS,
+    auto_first_order_steps,
+    auto_regularization,
+)
 from ._dask import map_design, prepare_dask_Xy
 from ._losses import HuberHingeLoss, LogisticLoss
 from ._preprocessing import clipped_design, plan_row_bound
@@ -71,6 +78,59 @@ def _example_attributes(spend):
             "example_delta_": spend.params["example_delta"]}
 
 
+def resolved_steps(estimator, n_samples, n_features, n_classes):
+    """``{"n_noisy_steps": T}`` for a solver with noisy steps (``"auto"`` resolved), else ``{}``.
+
+    ``"auto"``: :data:`~sklearn_labeldp.linear_model._calibration.SECOND_ORDER_AUTO_STEPS`
+    for DP-Newton and DP-FC,
+    :func:`~sklearn_labeldp.linear_model._calibration.auto_first_order_steps` for
+    DP-SGD and DP-Adam. Public quantities only.
+    """
+    if not SOLVERS[estimator.solver].reports_n_iter:
+        return {}
+    steps = estimator.n_noisy_steps
+    if steps != "auto":
+        return {"n_noisy_steps": steps}
+    if estimator.solver in ("newton", "fc"):
+        return {"n_noisy_steps": SECOND_ORDER_AUTO_STEPS}
+    return {"n_noisy_steps": auto_first_order_steps(
+        estimator.solver, epsilon=estimator.epsilon, delta=estimator.delta,
+        n_samples=n_samples, n_classes=n_classes, n_features=n_features,
+        privacy=estimator.privacy, max_grad_norm=estimator.max_grad_norm,
+        learning_rate=estimator.learning_rate)}
+
+
+def _warn_one_vs_rest(estimator, solver, params, n_samples, n_features, n_classes):
+    """One warning when objective or output perturbation's split budget leaves only noise.
+
+    These mechanisms release one noisy minimiser per one-vs-rest problem, each
+    with ``epsilon / 2`` (label DP) or ``epsilon / K`` (full DP). Their noise
+    ``b`` has density proportional to ``exp(-eps ||b|| / g)`` in ``d``
+    dimensions, so ``||b||`` has mean ``d g / eps``; as a perturbation of the
+    mean gradient (objective: ``b / n``; output: ``Lambda b`` for the
+    ``Lambda``-strongly convex ``J``, with ``b``'s scale ``g / (n Lambda
+    eps)``) it has norm about ``d g / (n eps)``. The mean gradient at 0 of a
+    one-vs-rest problem owes about ``1 / K`` of its norm to the positive class
+    (rows of norm <= 1), so past ``d g / (n eps) > 1 / K`` the noise swamps the
+    signal, and the fit says so once. Public quantities only.
+    """
+    if solver not in ("objective", "output") or params["n_problems"] < 2:
+        return
+    eps = params.get("epsilon_prime", params["epsilon_per_problem"])
+    noise_share = n_features * params["gradient_sensitivity"] / (n_samples * eps)
+    if noise_share <= 1.0 / n_classes:
+        return
+    warnings.warn(
+        f"{estimator}(solver={solver!r}) splits epsilon over {params['n_problems']} "
+        f"one-vs-rest problems ({params['epsilon_per_problem']:.3g} each), and the noise of "
+        f"each ({noise_share:.2g} of a gradient's norm, against a class's share of about "
+        f"1/{n_classes}) leaves little of the signal: expect an accuracy near chance. "
+        "Raise epsilon, or use DPLogisticRegression(solver='newton') or "
+        "DPLeastSquaresClassifier, which release one noisy statistic for all classes.",
+        UserWarning, stacklevel=7,
+    )
+
+
 class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
     """Shared planning, fit and predictions of the private ERM models."""
 
@@ -78,6 +138,8 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
     _derived_attributes = (
         *BaseLabelDPClassifier._derived_attributes,
         "n_iter_",
+        "C_",
+        "n_noisy_steps_",
         "data_norm_",
         "clipped_fraction_",
         "example_epsilon_",
@@ -86,7 +148,7 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
 
     _parameter_constraints: dict = {
         **BaseLabelDPClassifier._parameter_constraints,
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "data_norm": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "privacy": [StrOptions({"label", "full"})],
         "fit_intercept": ["boolean"],
@@ -128,11 +190,36 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
             return super()._prepare_Xy(X, y)
         return prepare_dask_Xy(self, X, y)
 
-    def _setting(self, n_samples, n_classes):
-        """The public description of the fit that the solver is calibrated from."""
+    def _regularization(self, C, n_samples):
         # Lambda on z = [x / R, 1] / sqrt(2) such that the penalty on the coefficients of
         # [x / R, 1] is scikit-learn's ||w||^2 / (2 C n) (module docstring).
-        reg = 1.0 / (self.C * n_samples * (2.0 if self.fit_intercept else 1.0))
+        return 1.0 / (C * n_samples * (2.0 if self.fit_intercept else 1.0))
+
+    def _resolve(self, n_samples, n_features, n_classes):
+        """The "auto" hyperparameters, from public quantities only (n, d, K, the budget).
+
+        ``n_features`` is ``d``, the mapped features (the intercept's column
+        included). Returns the resolved values by parameter name; ``C`` is always
+        among them (:func:`~sklearn_labeldp.linear_model._calibration.auto_regularization`
+        for DP-Newton and DP-FC, 1 for the other solvers).
+        """
+        resolved = {"C": self.C}
+        solver = SOLVERS[self.solver]
+        if self.C != "auto":
+            return resolved
+        if self.solver not in ("newton", "fc"):
+            resolved["C"] = DEFAULT_AUTO_C
+            return resolved
+        # The noise does not depend on Lambda: calibrate once at any C to read it.
+        probe = solver.calibrate(self._setting(n_samples, n_classes, C=1.0, **resolved_steps(
+            self, n_samples, n_features, n_classes)))
+        reg = auto_regularization(probe["noise_stds"]["gradient"], n_features)
+        resolved["C"] = 1.0 / (reg * n_samples * (2.0 if self.fit_intercept else 1.0))
+        return resolved
+
+    def _setting(self, n_samples, n_classes, C, **resolved):
+        """The public description of the fit that the solver is calibrated from."""
+        reg = self._regularization(C, n_samples)
         return ERMSetting(
             epsilon=self.epsilon, delta=self._delta, privacy=self.privacy, loss=self._loss(),
             n_samples=n_samples, n_classes=n_classes, regularization=reg, tol=self.tol,
@@ -155,12 +242,19 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
                 f"solver={self.solver!r} is pure epsilon-DP: delta must be 0.0; got "
                 f"{self._delta!r}. delta applies to the Gaussian solvers {gaussian}."
             )
-        setting = self._setting(X.shape[0], classes.size)
+        n_features = X.shape[1] + (1 if self.fit_intercept else 0)
+        resolved = {**resolved_steps(self, X.shape[0], n_features, classes.size),
+                    **self._resolve(X.shape[0], n_features, classes.size)}
+        setting = self._setting(X.shape[0], classes.size, **resolved)
         params = solver.calibrate(setting)
+        params.update({key: value for key, value in resolved.items() if key != "n_noisy_steps"})
+        _warn_one_vs_rest(type(self).__name__, self.solver, params, X.shape[0], n_features,
+                          classes.size)
         data_norm, bound_attributes = plan_row_bound(X, self.data_norm, privacy=self.privacy)
         spend = solver.privacy_spend(setting, params)
         plan = {"setting": setting, "mechanism_params": params, "data_norm": data_norm,
                 "bound_attributes": bound_attributes,
+                "resolved": {f"{key}_": value for key, value in resolved.items()},
                 "example_attributes": _example_attributes(spend)}
         return spend, plan
 
@@ -185,8 +279,8 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
             fitted = {"coef_": coef / data_norm, "intercept_": np.zeros(coef.shape[0])}
         if solver.reports_n_iter:
             fitted["n_iter_"] = params["n_noisy_steps"]
-        return {**fitted, "mechanism_params_": params, **plan["bound_attributes"],
-                **plan["example_attributes"]}
+        return {**fitted, "mechanism_params_": params, **plan["resolved"],
+                **plan["bound_attributes"], **plan["example_attributes"]}
 
     def decision_function(self, X):
         """Signed scores ``X @ coef_.T + intercept_`` (rows are not clipped).
@@ -351,9 +445,14 @@ class DPLogisticRegression(_BasePrivateERM):
     delta : float, default=0.0
         Label-DP delta. Must be 0 for ``"objective"`` and ``"output"`` (pure
         DP); in (0, 1) for ``"newton"``, ``"fc"``, ``"sgd"`` and ``"adam"``.
-    C : float, default=1.0
+    C : float or "auto", default="auto"
         Inverse regularisation strength, scikit-learn's: ``Lambda = 1 / (2 C
-        n)`` on the mapped rows, ``1 / (C n)`` without intercept.
+        n)`` on the mapped rows, ``1 / (C n)`` without intercept. ``"auto"``,
+        resolved from public quantities only and reported as ``C_``: for
+        ``"newton"`` and ``"fc"`` the ``Lambda = (1/4) sqrt(d / 2) sigma`` of
+        the noise std ``sigma`` on the released mean gradient and the mapped
+        dimension ``d`` (in the spirit of AdaSSP, Wang 2018: as much ridge as
+        the noise moves the curvature); 1 for the other solvers.
     data_norm : float or "auto", default="auto"
         Bound on the L2 row norms; rows above it are clipped to it. ``"auto"``:
         the 99th percentile of the row norms of the training ``X``, which clips
@@ -376,10 +475,17 @@ class DPLogisticRegression(_BasePrivateERM):
     tol : float, default=1e-6
         Gradient-norm tolerance of the exact minimiser (``"objective"``,
         ``"output"``).
-    n_noisy_steps : int, default=10
+    n_noisy_steps : int or "auto", default="auto"
         Number ``T`` of noisy steps of ``"newton"``, ``"fc"``, ``"sgd"`` and
-        ``"adam"``; the noise per step grows like ``sqrt(T)`` (full batch). The
-        first-order solvers usually want tens to hundreds of steps.
+        ``"adam"``; the noise per step grows like ``sqrt(T)`` (full batch).
+        ``"auto"``, resolved from public quantities and reported as
+        ``n_noisy_steps_``: 5 for ``"newton"`` and ``"fc"``; for ``"sgd"`` and
+        ``"adam"`` the largest ``T`` whose accumulated noise, a random walk of
+        ``T`` steps of the learning rate times the noise on each released mean
+        gradient, stays within norm 1 in the mapped features' units (``T = n
+        sqrt(2 rho) / (4 sqrt(d))`` for two classes under label DP, ``rho``
+        the zCDP of ``(epsilon, delta)``), clipped to ``[10, 1000]``; the
+        same rule for Poisson minibatches.
     batch_size : int, default=None
         ``"sgd"`` and ``"adam"`` only: the expected size ``b`` of a Poisson
         batch (sampling rate ``b / n``, ``1 <= b <= n``), under
@@ -412,8 +518,15 @@ class DPLogisticRegression(_BasePrivateERM):
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (1, n_features) for two classes, else (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
+    C_ : float
+        The ``C`` used: ``C``, or the value ``"auto"`` resolved to (also in
+        ``mechanism_params_["C"]``).
+    n_noisy_steps_ : int
+        Solvers "newton", "fc", "sgd" and "adam": the ``T`` used,
+        ``n_noisy_steps`` or the value ``"auto"`` resolved to (also
+        ``mechanism_params_["n_noisy_steps"]``).
     n_iter_ : int
-        ``n_noisy_steps``, for the solvers "newton", "fc", "sgd" and "adam"
+        ``n_noisy_steps_``, for the solvers "newton", "fc", "sgd" and "adam"
         only. Objective and output perturbation do not report their
         optimiser's iteration count: it depends on the labels, and the
         guarantee covers only the coefficients.
@@ -515,7 +628,7 @@ class DPLogisticRegression(_BasePrivateERM):
         **_BasePrivateERM._parameter_constraints,
         "delta": [Interval(Real, 0, 1, closed="left")],
         "solver": [StrOptions({"objective", "output", "newton", "fc", "sgd", "adam"})],
-        "n_noisy_steps": [Interval(Integral, 1, None, closed="left")],
+        "n_noisy_steps": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither"), None],
@@ -526,14 +639,14 @@ class DPLogisticRegression(_BasePrivateERM):
         *,
         epsilon=1.0,
         delta=0.0,
-        C=1.0,
+        C="auto",
         data_norm="auto",
         solver="objective",
         privacy="label",
         fit_intercept=True,
         max_iter=1000,
         tol=1e-6,
-        n_noisy_steps=10,
+        n_noisy_steps="auto",
         batch_size=None,
         learning_rate=None,
         max_grad_norm=None,
@@ -567,9 +680,9 @@ class DPLogisticRegression(_BasePrivateERM):
     def _loss(self):
         return LogisticLoss()
 
-    def _setting(self, n_samples, n_classes):
+    def _setting(self, n_samples, n_classes, C, n_noisy_steps=None):
         return replace(
-            super()._setting(n_samples, n_classes), n_noisy_steps=self.n_noisy_steps,
+            super()._setting(n_samples, n_classes, C), n_noisy_steps=n_noisy_steps,
             batch_size=self.batch_size, learning_rate=self.learning_rate,
             max_grad_norm=self.max_grad_norm,
         )
@@ -658,9 +771,10 @@ class DPLinearSVC(_BasePrivateERM):
     ----------
     epsilon : float, default=1.0
         Pure epsilon-DP (``delta_ = 0``).
-    C : float, default=1.0
+    C : float or "auto", default="auto"
         Inverse regularisation strength, scikit-learn's: ``Lambda = 1 / (2 C
-        n)`` on the mapped rows, ``1 / (C n)`` without intercept.
+        n)`` on the mapped rows, ``1 / (C n)`` without intercept. ``"auto"``
+        is 1 (reported as ``C_``).
     huber_width : float, default=0.5
         ``h`` > 0.
     data_norm : float or "auto", default="auto"
@@ -704,6 +818,8 @@ class DPLinearSVC(_BasePrivateERM):
         noise_scale)``), plus for ``"objective"`` ``hessian_rank`` (``r``),
         ``curvature_bound`` (``c``), ``epsilon_prime`` (``eps'``) and
         ``extra_regularization`` (``Delta``).
+    C_ : float
+        The ``C`` used (``"auto"``: 1); also ``mechanism_params_["C"]``.
     data_norm_ : float
         The row-norm bound used (``data_norm``, or for ``"auto"`` the 99th
         percentile of the row norms).
@@ -757,7 +873,7 @@ class DPLinearSVC(_BasePrivateERM):
         self,
         *,
         epsilon=1.0,
-        C=1.0,
+        C="auto",
         huber_width=0.5,
         data_norm="auto",
         solver="objective",

@@ -197,6 +197,76 @@ def add_statistics_noise(stats, privacy, formulation, noise_multiplier, data_nor
     return stats
 
 
+# The smallest ``alpha="auto"`` resolves to: scikit-learn's ``Ridge`` default, this
+# estimator's former default, so that an almost noiseless fit stays well posed.
+AUTO_ALPHA_FLOOR = 1.0
+
+
+def adaptive_ridge(*, n_features, noise_stds, privacy, formulation, gram_weight, data_norm,
+                   gram):
+    """The ``alpha="auto"`` ridge penalty, in the spirit of AdaSSP (Wang 2018).
+
+    AdaSSP sets the ridge penalty of sufficient-statistics perturbation from
+    the scale of the noise on the Gram matrix and a lower bound on the smallest
+    eigenvalue of the true Gram matrix: enough ridge that the noisy system stays
+    well conditioned, no more than the data's own curvature makes necessary.
+    Here, with ``p`` the number of columns of the design and ``sigma`` the
+    noise std of the diagonal of the system matrix (``sqrt(sigma_A^2 + (w
+    sigma_G)^2)`` for ``"weighted"``, ``sigma_G`` for ``"ridge"``; for
+    ``"ridge"`` under label DP, whose matrix is exact, the noise of ``X^T Y``
+    in the Gram matrix's units, ``sigma_b R``),
+
+        alpha = max(1, sqrt(p / 2) sigma - w lambda_low),
+
+    ``w = 1`` for ``"ridge"``. ``sqrt(p / 2) sigma`` is the typical norm of the
+    symmetric noise applied to a fixed unit vector (each of its ``p`` entries
+    has variance about ``sigma^2 / 2``), i.e. how far the noise moves the
+    system along the solution; it is half the noise's spectral norm ``sqrt(2
+    p) sigma``, the bound AdaSSP's rule uses in its high-probability form.
+    The factor was checked on UCI Adult and the digits (benchmarks/defaults.py):
+    it lies within the range of penalties that were best there for every
+    epsilon from 0.5 to 8. ``lambda_low`` bounds the smallest eigenvalue of the
+    Gram matrix ``G`` from below:
+
+    - label DP: ``G`` is public, its exact smallest eigenvalue (no privacy cost);
+    - full DP: from the released noisy ``G~`` (post-processing, no extra
+      budget; AdaSSP instead spends a third of its budget on a separate noisy
+      eigenvalue): ``max(0, lambda_min(G~) - sqrt(2 p) sigma_G)``, Weyl's
+      inequality with the noise's typical spectral norm.
+
+    Parameters
+    ----------
+    n_features : int
+        ``p``, the columns of the design (the intercept's included).
+    noise_stds : dict
+        ``mechanism_params_["noise_stds"]``.
+    privacy, formulation : str
+    gram_weight : float
+    data_norm : float
+    gram : ndarray of shape (p, p)
+        The exact ``G`` (label DP) or the released noisy one, before its PSD
+        projection (full DP).
+
+    Returns
+    -------
+    float
+    """
+    p = n_features
+    sigma_gram = noise_stds.get("G", 0.0)
+    weight = gram_weight if formulation == "weighted" else 1.0
+    if formulation == "weighted":
+        sigma = math.hypot(noise_stds["A"], gram_weight * sigma_gram)
+    elif privacy == "full":
+        sigma = sigma_gram
+    else:
+        sigma = noise_stds["b"] * data_norm
+    smallest = float(np.linalg.eigvalsh(gram)[0])
+    if privacy == "full":
+        smallest -= math.sqrt(2.0 * p) * sigma_gram
+    lower = weight * max(smallest, 0.0)
+    return max(AUTO_ALPHA_FLOOR, math.sqrt(p / 2.0) * sigma - lower)
+
+
 def _solve_one_class(A_j, b_j, base):
     # Project A~_j to the PSD cone, add w G + alpha I, solve by Cholesky.
     system = project_psd_one(A_j)
@@ -281,12 +351,18 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         one example, reported as ``example_epsilon_``; the budget charged is
         still the label-change guarantee.
     formulation : {"weighted", "ridge"}, default="weighted"
-    alpha : float, default=1.0
+    alpha : float or "auto", default="auto"
         Ridge penalty (> 0) added to the diagonal, scikit-learn's
         ``Ridge(alpha=...)``: the statistics are sums over the samples (not
-        means), and the default is Ridge's. Larger values damp the noise: the
-        symmetric noise ``(E + E^T) / 2`` with entries of ``E`` of std
-        ``sigma`` has spectral norm about ``sigma sqrt(2 p)``.
+        means). Larger values damp the noise: the symmetric noise ``(E +
+        E^T) / 2`` with entries of ``E`` of std ``sigma`` has spectral norm
+        about ``sigma sqrt(2 p)``. ``"auto"`` (AdaSSP's adaptive ridge, Wang
+        2018): ``max(1, sqrt(p / 2) sigma - w lambda_low)`` with ``sigma`` the
+        noise std of the system matrix's diagonal and ``lambda_low`` a lower
+        bound on the smallest eigenvalue of ``G``: exact under label DP (``G``
+        is public), from the released noisy ``G`` under full DP
+        (post-processing, no extra budget); see :func:`adaptive_ridge`.
+        Reported as ``alpha_``.
     gram_weight : float, default=1.0
         ``w`` (>= 0), the weight of the Gramian ``G`` in every class's system
         of the ``"weighted"`` formulation.
@@ -334,10 +410,14 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         ``sensitivities`` (those the noise is scaled to: add/remove under full
         DP) and ``noise_stds`` (``s`` times the sensitivity). Under full DP
         also ``label_sensitivities`` (label change; 0 for ``"G"``) and
-        ``example_rho`` (zCDP for adding or removing one example).
+        ``example_rho`` (zCDP for adding or removing one example). ``alpha``:
+        the ridge penalty used, resolved after the release (not in the spend).
     data_norm_ : float
         The bound ``R`` used (``data_norm``, or for ``"auto"`` the 99th
         percentile of the row norms).
+    alpha_ : float
+        The ridge penalty used: ``alpha``, or the value ``"auto"`` resolved to
+        (also ``mechanism_params_["alpha"]``).
     clipped_fraction_ : float
         Label DP only: the share of training rows whose norm exceeded ``R`` (by
         more than rounding) and were clipped: about 1% for ``"auto"``. Above 5%
@@ -399,6 +479,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     _derived_attributes = (
         *BaseLabelDPClassifier._derived_attributes,
         "data_norm_",
+        "alpha_",
         "clipped_fraction_",
         "example_epsilon_",
         "example_delta_",
@@ -409,7 +490,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "privacy": [StrOptions({"label", "full"})],
         "formulation": [StrOptions({"weighted", "ridge"})],
-        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "gram_weight": [Interval(Real, 0, None, closed="left")],
         "data_norm": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
@@ -422,7 +503,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         delta=1e-5,
         privacy="label",
         formulation="weighted",
-        alpha=1.0,
+        alpha="auto",
         gram_weight=1.0,
         data_norm="auto",
         fit_intercept=True,
@@ -532,10 +613,19 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         )
         # Post-processing of the release (and of the public G under label DP).
         if self.privacy == "full":
-            G = project_psd(stats["G"])
+            G = stats["G"]
         else:  # public: from Z alone (for dask Z, from the release's pass over the blocks)
             G = stats.pop("G_public") if "G_public" in stats else dense_gram(Z)
-        ridge = self.alpha * np.eye(p)
+        alpha = self.alpha
+        if alpha == "auto":
+            alpha = adaptive_ridge(
+                n_features=p, noise_stds=params["noise_stds"], privacy=self.privacy,
+                formulation=self.formulation, gram_weight=self.gram_weight,
+                data_norm=data_norm, gram=G)
+        params = {**params, "alpha": float(alpha)}
+        if self.privacy == "full":
+            G = project_psd(G)
+        ridge = alpha * np.eye(p)
         if self.formulation == "ridge":
             factor = cho_factor(G + ridge, lower=True, check_finite=False)
             theta = cho_solve(factor, stats["b"], check_finite=False).T
@@ -550,6 +640,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             "coef_": coef,
             "intercept_": intercept,
             "mechanism_params_": params,
+            "alpha_": float(alpha),
             **plan["bound_attributes"],
             **plan["example_attributes"],
         }

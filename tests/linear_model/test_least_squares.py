@@ -301,8 +301,12 @@ def test_rho_and_noise_multiplier(privacy, formulation, m, m_example):
         example = {"example_epsilon": clf.example_epsilon_, "example_delta": 1e-6}
     else:
         assert not hasattr(clf, "example_epsilon_")
+    # The resolved ridge penalty is post-processing (alpha="auto" reads the released or
+    # public Gramian), recorded in mechanism_params_ but not part of the spend.
+    assert params["alpha"] == clf.alpha_
+    released = {key: value for key, value in params.items() if key != "alpha"}
     assert clf.privacy_spend_.params == {"privacy": privacy, "formulation": formulation,
-                                         **params, **example}
+                                         **released, **example}
 
 
 @pytest.mark.parametrize("formulation", ["weighted", "ridge"])
