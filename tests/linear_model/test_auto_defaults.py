@@ -1,0 +1,184 @@
+"""The "auto" hyperparameters of the linear models: public inputs only, user values win,
+recorded, and useful on small data (n of 100-400, K of 2-3)."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs, make_classification
+
+from sklearn_labeldp.accounting import gaussian_rho, gaussian_sigma_for_approx_dp
+from sklearn_labeldp.linear_model import (
+    DPLeastSquaresClassifier,
+    DPLinearSVC,
+    DPLogisticRegression,
+)
+from sklearn_labeldp.linear_model._calibration import (
+    FIRST_ORDER_AUTO_STEPS,
+    auto_first_order_steps,
+    auto_regularization,
+)
+from sklearn_labeldp.linear_model._least_squares import AUTO_ALPHA_FLOOR, adaptive_ridge
+
+AUTO_CASES = {
+    "ls-label-weighted": (DPLeastSquaresClassifier(delta=1e-5), ["alpha_"]),
+    "ls-full-ridge": (DPLeastSquaresClassifier(privacy="full", formulation="ridge",
+                                               data_norm=4.0), ["alpha_"]),
+    "ls-full-weighted": (DPLeastSquaresClassifier(privacy="full", data_norm=4.0), ["alpha_"]),
+    "newton-full": (DPLogisticRegression(solver="newton", delta=1e-5, privacy="full",
+                                         data_norm=4.0), ["C_", "n_noisy_steps_"]),
+    "fc-label": (DPLogisticRegression(solver="fc", delta=1e-5), ["C_", "n_noisy_steps_"]),
+    "sgd-label": (DPLogisticRegression(solver="sgd", delta=1e-5), ["C_", "n_noisy_steps_"]),
+    "adam-full-minibatch": (DPLogisticRegression(solver="adam", delta=1e-5, privacy="full",
+                                                 batch_size=50, data_norm=4.0),
+                            ["C_", "n_noisy_steps_"]),
+    "objective": (DPLogisticRegression(), ["C_"]),
+    "svc": (DPLinearSVC(), ["C_"]),
+}
+
+
+def _data(n=300, k=3, seed=0):
+    X, y = make_blobs(n, n_features=4, centers=k, cluster_std=2.0, random_state=seed)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+@pytest.mark.parametrize("name", AUTO_CASES)
+def test_auto_values_are_public_and_recorded(name):
+    estimator, attributes = AUTO_CASES[name]
+    X, y = _data()
+    rng = np.random.default_rng(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # data_norm and one-vs-rest warnings: not tested here
+        fits = [estimator.set_params(epsilon=2.0, classes=[0, 1, 2], random_state=1).fit(X, ys)
+                for ys in (y, rng.permutation(y), np.zeros_like(y))]
+    for attribute in attributes:
+        values = [getattr(fit, attribute) for fit in fits]
+        # Permuted or constant labels resolve to the same value: no label is read.
+        assert values[0] == values[1] == values[2]
+        assert values[0] > 0
+        assert fits[0].mechanism_params_[attribute[:-1]] == values[0]
+    if "n_noisy_steps_" in attributes:
+        assert fits[0].n_iter_ == fits[0].n_noisy_steps_
+
+
+@pytest.mark.parametrize(("name", "given"), [
+    ("ls-label-weighted", {"alpha": 3.5}),
+    ("ls-full-ridge", {"alpha": 2.0}),
+    ("newton-full", {"C": 0.25, "n_noisy_steps": 3}),
+    ("sgd-label", {"C": 4.0, "n_noisy_steps": 7}),
+    ("svc", {"C": 0.5}),
+])
+def test_user_value_wins(name, given):
+    estimator, _ = AUTO_CASES[name]
+    X, y = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = estimator.set_params(epsilon=2.0, classes=[0, 1, 2], random_state=1, **given).fit(
+            X, y)
+    for key, value in given.items():
+        assert getattr(fit, f"{key}_") == value
+        assert fit.mechanism_params_[key] == value
+        assert fit.get_params()[key] == value  # fit never mutates a parameter
+    if "C" in given:
+        n_mapped_reg = 1.0 / (given["C"] * X.shape[0] * 2.0)
+        assert fit.mechanism_params_["regularization"] == pytest.approx(n_mapped_reg)
+
+
+def test_auto_steps_follow_the_random_walk_rule():
+    # Two classes, label DP: T = n sqrt(2 rho) / (eta sqrt(d)) with eta = 4, rho the zCDP
+    # of (epsilon, delta), before clipping to [10, 1000].
+    n, d, eps, delta = 40000, 9, 1.0, 1e-5
+    s1 = gaussian_sigma_for_approx_dp(eps, delta, sensitivity=1.0)
+    rho = gaussian_rho(1.0, s1)
+    expected = math.floor(n * math.sqrt(2 * rho) / (4.0 * math.sqrt(d)))
+    assert FIRST_ORDER_AUTO_STEPS[0] < expected < FIRST_ORDER_AUTO_STEPS[1]
+    got = auto_first_order_steps("sgd", epsilon=eps, delta=delta, n_samples=n, n_classes=2,
+                                 n_features=d, privacy="label", max_grad_norm=None,
+                                 learning_rate=None)
+    assert abs(got - expected) <= 1
+    # More budget or more rows: more steps; more classes or features: fewer.
+    kw = dict(delta=delta, privacy="label", max_grad_norm=None, learning_rate=None)
+    assert auto_first_order_steps("sgd", epsilon=2.0, n_samples=n, n_classes=2,
+                                  n_features=d, **kw) > got
+    assert auto_first_order_steps("sgd", epsilon=eps, n_samples=n, n_classes=3,
+                                  n_features=d, **kw) < got
+    # Clipped to the range at both ends.
+    assert auto_first_order_steps("sgd", epsilon=0.5, n_samples=200, n_classes=3,
+                                  n_features=5, **kw) == FIRST_ORDER_AUTO_STEPS[0]
+    assert auto_first_order_steps("sgd", epsilon=8.0, n_samples=10**7, n_classes=2,
+                                  n_features=5, **kw) == FIRST_ORDER_AUTO_STEPS[1]
+
+
+def test_auto_regularization_is_the_noise_scale():
+    # Lambda = (1/4) sqrt(d / 2) sigma, and C_ is its scikit-learn C.
+    assert auto_regularization(0.02, 50) == pytest.approx(0.25 * 5.0 * 0.02)
+    X, y = _data(400, 2)
+    fit = DPLogisticRegression(solver="newton", delta=1e-5, epsilon=1.0, classes=[0, 1],
+                               random_state=0).fit(X, y)
+    sigma = fit.mechanism_params_["noise_stds"]["gradient"]
+    reg = auto_regularization(sigma, X.shape[1] + 1)
+    assert fit.mechanism_params_["regularization"] == pytest.approx(reg)
+    assert fit.C_ == pytest.approx(1.0 / (2.0 * X.shape[0] * reg))
+
+
+def test_adaptive_ridge_reads_the_smallest_eigenvalue():
+    p, sigma = 6, 10.0
+    stds = {"A": sigma, "b": 1.0}
+    kw = dict(n_features=p, noise_stds=stds, privacy="label", formulation="weighted",
+              gram_weight=1.0, data_norm=1.0)
+    # A singular Gram matrix leaves the whole noise scale sqrt(p / 2) sigma to the ridge.
+    assert adaptive_ridge(gram=np.zeros((p, p)), **kw) == pytest.approx(math.sqrt(3) * sigma)
+    # A Gram matrix whose smallest eigenvalue exceeds the noise needs only the floor.
+    assert adaptive_ridge(gram=100.0 * np.eye(p), **kw) == AUTO_ALPHA_FLOOR
+    # In between, the eigenvalue is subtracted.
+    assert adaptive_ridge(gram=5.0 * np.eye(p), **kw) == pytest.approx(math.sqrt(3) * sigma - 5)
+    # Full DP: the released G's eigenvalue is discounted by the noise's spectral norm.
+    full = dict(kw, privacy="full", noise_stds={"A": sigma, "b": 1.0, "G": sigma})
+    lower = max(0.0, 100.0 - math.sqrt(2 * p) * sigma)
+    assert adaptive_ridge(gram=100.0 * np.eye(p), **full) == pytest.approx(
+        max(1.0, math.sqrt(p / 2) * math.hypot(sigma, sigma) - lower))
+
+
+@pytest.mark.parametrize(("n", "k"), [(150, 2), (400, 3)])
+def test_defaults_learn_on_small_data(n, k):
+    # Every default configuration beats the majority class by a clear margin on small,
+    # well-separated data at epsilon = 4 (median of 3 seeds). With the former defaults
+    # (C=1, 10 steps) full-DP DP-Newton did not: 0.54 (n=150, K=2, majority 0.50) and
+    # 0.60 (n=400, K=3, majority 0.34).
+    X, y = make_classification(n + 2000, n_features=5, n_informative=3, n_redundant=0,
+                               n_classes=k, n_clusters_per_class=1, class_sep=2.0,
+                               random_state=0)
+    X = (X - X.mean(0)) / X.std(0)
+    X_train, y_train, X_test, y_test = X[:n], y[:n], X[n:], y[n:]
+    majority = np.bincount(y_test).max() / y_test.size
+    estimators = {
+        "ls-full": DPLeastSquaresClassifier(privacy="full", data_norm=4.0),
+        "ls-label": DPLeastSquaresClassifier(),
+        "newton-full": DPLogisticRegression(solver="newton", delta=1e-5, privacy="full",
+                                            data_norm=4.0),
+        "fc-full": DPLogisticRegression(solver="fc", delta=1e-5, privacy="full",
+                                        data_norm=4.0),
+        "sgd-full": DPLogisticRegression(solver="sgd", delta=1e-5, privacy="full",
+                                         data_norm=4.0),
+    }
+    for name, estimator in estimators.items():
+        scores = [estimator.set_params(epsilon=4.0, classes=list(range(k)), random_state=s)
+                  .fit(X_train, y_train).score(X_test, y_test) for s in range(3)]
+        assert np.median(scores) > majority + 0.15, (name, scores, majority)
+
+
+def test_one_vs_rest_warning_once_when_the_split_leaves_noise():
+    X, y = _data(300, 3)
+    with pytest.warns(UserWarning, match="one-vs-rest") as record:
+        DPLogisticRegression(epsilon=0.5, privacy="full", data_norm=4.0, classes=[0, 1, 2],
+                             random_state=0).fit(X, y)
+    assert sum("one-vs-rest" in str(w.message) for w in record) == 1
+    # Two classes, or a budget that leaves signal, do not warn.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPLinearSVC(epsilon=0.5, privacy="full", data_norm=4.0, classes=[0, 1],
+                    random_state=0).fit(X, (y > 0).astype(int))
+        Xb, yb = _data(4000, 3)
+        DPLogisticRegression(epsilon=8.0, data_norm=4.0, classes=[0, 1, 2],
+                             random_state=0).fit(Xb, yb)
