@@ -14,6 +14,7 @@ from abc import ABCMeta, abstractmethod
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -36,9 +37,11 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import (
     _check_sample_weight,
+    _check_y,
     _num_samples,
     check_is_fitted,
     has_fit_parameter,
+    indexable,
     validate_data,
 )
 
@@ -64,8 +67,8 @@ def quick_trial(estimator):
     """Make a clone for a label-free trial fit quiet and short: one epoch is enough
     to surface a configuration error (shapes, devices, augmentations)."""
     params = estimator.get_params()
-    if "verbose" in params:
-        estimator.set_params(verbose=0)
+    if params.get("verbose"):  # a Pipeline's verbose is a bool, a network's an int
+        estimator.set_params(verbose=False if isinstance(params["verbose"], bool) else 0)
     epochs = params.get("max_epochs")
     # Only shortened: an invalid value must still reach the estimator's own check.
     if isinstance(epochs, Integral) and not isinstance(epochs, bool) and epochs > 1:
@@ -137,8 +140,51 @@ def seed_estimator(estimator, rng):
     return estimator
 
 
+class TrialTypeError(ValueError, TypeError):
+    """A base estimator's ``TypeError`` in a trial fit: a configuration error (so a
+    ``ValueError``, as every failed trial fit) that remains a ``TypeError`` for
+    callers that expect the base's type, as with scikit-learn's meta-estimators."""
+
+
 # Rows of the public data used by the trial fit that precedes any budget charge.
 _TRIAL_ROWS = 64
+
+
+def _rows_with_missing_values(X):
+    """Rows of ``X`` holding a NaN, a missing value or an infinity, where that is cheap to see.
+
+    Covers numeric arrays, sparse matrices and pandas DataFrames; other inputs
+    (lists of strings, dask arrays) are left to the base estimator's own checks.
+    """
+    if sp.issparse(X):
+        coo = X.tocoo()
+        return np.unique(coo.row[~np.isfinite(coo.data)]).astype(np.intp)
+    if isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "fc":
+        return np.flatnonzero(~np.isfinite(X).all(axis=1))
+    if hasattr(X, "isna") and hasattr(X, "select_dtypes") and X.ndim == 2:
+        missing = X.isna().to_numpy().any(axis=1)
+        numeric = X.select_dtypes(include="number").to_numpy(dtype=np.float64, na_value=np.nan)
+        return np.flatnonzero(missing | ~np.isfinite(numeric).all(axis=1))
+    return np.empty(0, dtype=np.intp)
+
+
+def trial_rows(X, n_rows):
+    """Indices of the public rows a label-free trial fit uses.
+
+    The first ``n_rows`` rows, except that rows with a missing or non-finite
+    value (see :func:`_rows_with_missing_values`) come in first, so a base
+    estimator that refuses them fails in the trial, before the charge, even
+    when such a row lies beyond the first ``n_rows`` (a base that imputes them
+    simply fits). Rows are taken from ``X`` as it is (same type, same columns)
+    through :func:`sklearn.utils._safe_indexing` by the caller.
+    """
+    n_total = _num_samples(X)
+    n_rows = min(n_rows, n_total)
+    missing = _rows_with_missing_values(X)[:n_rows]
+    if missing.size == 0:
+        return np.arange(n_rows)
+    rest = np.setdiff1d(np.arange(min(n_total, n_rows + missing.size)), missing)
+    return np.sort(np.concatenate([missing, rest[: n_rows - missing.size]]))
 
 
 def trial_codes(n_rows, n_classes):
@@ -350,8 +396,13 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
 
     Subclasses implement :meth:`_default_estimator` besides the fit hooks of
     :class:`BaseLabelDPClassifier`. The base estimator is cloned and seeded
-    for every model fitted; its tags decide which inputs are accepted, and
-    ``sample_weight`` and other ``fit`` metadata are routed to it.
+    for every model fitted. In a subclass with ``_passes_X_through`` (every
+    classifier of :mod:`sklearn_labeldp.classifiers`) it receives ``X`` as
+    given (a DataFrame, a sparse matrix, a list of documents) and decides which
+    inputs are accepted, first in a label-free trial fit before the charge;
+    ``n_features_in_`` and ``feature_names_in_`` are then the fitted base
+    estimator's, as for ``OneVsRestClassifier``. ``sample_weight`` and other
+    ``fit`` metadata are routed to the base estimator.
     """
 
     # sample_weight is only forwarded to the base estimator, never consumed here:
@@ -382,6 +433,48 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
     def _get_estimator(self):
         return self._default_estimator() if self.estimator is None else self.estimator
 
+    # Whether X reaches the base estimator as given (see _prepare_Xy). A subclass
+    # whose own steps compute on X as a numeric array (DP-SGD's sampling reads
+    # X.shape and trains a network on it) keeps the array validation of
+    # BaseLabelDPClassifier by leaving this False.
+    _passes_X_through = False
+
+    def _prediction_X(self, X):
+        """``X`` for the fitted base estimator: as given, or validated as at fit."""
+        return X if self._passes_X_through else self._validate_X(X, reset=False)
+
+    def _prepare_Xy(self, X, y):
+        """The label set and the label codes; ``X`` is returned as given.
+
+        As scikit-learn's meta-estimators (``OneVsRestClassifier``) and
+        ``GridSearchCV`` do, the features go to the base estimator untouched (a
+        DataFrame with string columns for a ``ColumnTransformer`` pipeline, a
+        sparse matrix, a list of documents): the base validates them, first in
+        the trial fit before the charge. Only the labels and the row count, which
+        the mechanisms need, are checked here; as in ``GridSearchCV``,
+        ``indexable`` makes rows selectable (a sparse matrix becomes CSR, an
+        object with ``__array__`` only an ndarray), leaving DataFrames and
+        lists as they are.
+        """
+        if not self._passes_X_through:
+            return super()._prepare_Xy(X, y)
+        y = _check_y(y, estimator=self)
+        X, y = indexable(X, y)  # also: X must be array-like with y's row count
+        if self.classes is None:  # given classes are checked by membership instead
+            check_classification_targets(y)
+        classes, codes = self._encode_labels(y)
+        return X, classes, codes
+
+    def _fit(self, X, y, route_fit_params):
+        super()._fit(X, y, route_fit_params)
+        if not self._passes_X_through:
+            return  # validate_data set the feature attributes
+        # As OneVsRestClassifier: the base that saw X (as given) says what it saw.
+        for name in ("n_features_in_", "feature_names_in_"):
+            self.__dict__.pop(name, None)
+            if hasattr(self.estimator_, name):
+                setattr(self, name, getattr(self.estimator_, name))
+
     def _final_estimator_template(self):
         """The unfitted estimator whose fitted clone becomes ``estimator_``."""
         return self._get_estimator()
@@ -396,7 +489,7 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
         """
         smallest = self._trial_rows(plan) or _num_samples(X)
         n_rows = min(smallest, _TRIAL_ROWS)
-        rows = np.arange(n_rows)
+        rows = trial_rows(X, n_rows)
         estimator = seed_estimator(clone(self._get_estimator()), np.random.default_rng(0))
         quick_trial(estimator)
         try:
@@ -416,7 +509,10 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
                     " A regressor must predict one output per class here: wrap a "
                     "single-output regressor in sklearn.multioutput.MultiOutputRegressor."
                 )
-            raise ValueError(
+            # A TypeError (e.g. an object the base cannot read as a number) stays
+            # one, as for scikit-learn's meta-estimators, and is a ValueError too.
+            error = TrialTypeError if isinstance(exc, TypeError) else ValueError
+            raise error(
                 f"{type(self).__name__}: the base estimator (parameter `estimator`, "
                 f"{type(estimator).__name__}) failed a trial fit on {n_rows} public rows "
                 f"with label-free targets, so no budget was spent: {exc}{hint}"
@@ -431,6 +527,8 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
         base_tags = get_tags(self._get_estimator())
         tags.input_tags.sparse = base_tags.input_tags.sparse
         tags.input_tags.allow_nan = base_tags.input_tags.allow_nan
+        tags.input_tags.string = base_tags.input_tags.string
+        tags.input_tags.categorical = base_tags.input_tags.categorical
         return tags
 
     def get_metadata_routing(self):
@@ -474,8 +572,8 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Public features.
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Public features, passed to the base estimator as given.
         y : array-like of shape (n_samples,)
             Private labels; read only by the DP mechanism.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -499,7 +597,10 @@ class CodeClassifierPredictMixin:
     For label-DP classifiers whose final model is an ordinary classifier
     trained on privatised hard labels ``0..K-1`` (e.g. LP-MST): outputs are
     mapped back through ``classes_``, with one probability column per class
-    even for classes absent from the privatised labels.
+    even for classes absent from the privatised labels. With
+    ``_passes_X_through``, ``X`` goes to ``estimator_`` as given, which
+    validates it (feature names and their order included, as for
+    scikit-learn's meta-estimators).
     """
 
     def predict(self, X):
@@ -514,7 +615,7 @@ class CodeClassifierPredictMixin:
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        X = self._prediction_X(X)
         return self.classes_.take(np.asarray(self.estimator_.predict(X), dtype=np.intp))
 
     @available_if(_estimator_has("predict_proba"))
@@ -532,7 +633,7 @@ class CodeClassifierPredictMixin:
         ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        X = self._prediction_X(X)
         return model_prior(self.estimator_, X, np.arange(self.classes_.size))
 
     @available_if(_estimator_has("decision_function"))
@@ -552,7 +653,7 @@ class CodeClassifierPredictMixin:
         ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
+        X = self._prediction_X(X)
         scores = self.estimator_.decision_function(X)
         seen = np.asarray(self.estimator_.classes_, dtype=np.intp)
         if seen.size == self.classes_.size:

@@ -50,7 +50,8 @@ from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
 from sklearn.pipeline import Pipeline
 from sklearn.semi_supervised import LabelPropagation, LabelSpreading, SelfTrainingClassifier
 from sklearn.utils import _safe_indexing
-from sklearn.utils.validation import check_is_fitted, has_fit_parameter
+from sklearn.utils.metadata_routing import _routing_enabled
+from sklearn.utils.validation import _num_samples, check_is_fitted, has_fit_parameter
 
 from ._base import subset_fit_params
 from .mechanisms import project_to_simplex
@@ -104,6 +105,35 @@ def learns_semi_supervised(estimator):
     return isinstance(estimator, _SEMI_SUPERVISED)
 
 
+def sample_weight_key(estimator):
+    """The ``fit`` keyword through which ``estimator`` takes per-row weights, or None.
+
+    ``"sample_weight"`` for an estimator whose ``fit`` has it; for a
+    :class:`~sklearn.pipeline.Pipeline` (a ``ColumnTransformer`` followed by a
+    classifier, as a tabular base usually is) ``"<last step>__sample_weight"``,
+    the Pipeline's own way to pass a parameter to its final step, or, when
+    metadata routing is enabled, ``"sample_weight"``, which the Pipeline routes
+    to the steps that request it.
+
+    Parameters
+    ----------
+    estimator : estimator
+
+    Returns
+    -------
+    str or None
+    """
+    if has_fit_parameter(estimator, "sample_weight"):
+        return "sample_weight"
+    if isinstance(estimator, Pipeline) and estimator.steps:
+        if _routing_enabled():
+            return "sample_weight"
+        name, last = estimator.steps[-1]
+        key = None if last in (None, "passthrough") else sample_weight_key(last)
+        return None if key is None else f"{name}__{key}"
+    return None
+
+
 def check_target_capability(estimator, kind):
     """Raise a clear error if ``estimator`` cannot learn targets of ``kind``.
 
@@ -119,7 +149,7 @@ def check_target_capability(estimator, kind):
         return
     if not is_classifier(estimator):
         raise ValueError(f"the base estimator {name} is neither a classifier nor a regressor.")
-    if kind == "soft" and not has_fit_parameter(estimator, "sample_weight"):
+    if kind == "soft" and sample_weight_key(estimator) is None:
         raise ValueError(
             f"soft labels need a regressor or a classifier whose fit accepts sample_weight; "
             f"{name} does not. Use a regressor base (e.g. KNeighborsRegressor) or hard "
@@ -155,9 +185,10 @@ def fit_soft_targets(estimator, X, targets, fit_params, *, refresh=None):
     rows, labels = np.nonzero(targets > 0)
     expanded = subset_fit_params(fit_params, rows, n_samples)  # per-sample params follow rows
     weights = targets[rows, labels]
-    if expanded.get("sample_weight") is not None:
-        weights = weights * np.asarray(expanded.pop("sample_weight"))
-    expanded["sample_weight"] = weights
+    key = sample_weight_key(estimator)
+    if expanded.get(key) is not None:
+        weights = weights * np.asarray(expanded.pop(key))
+    expanded[key] = weights
     return estimator.fit(_safe_indexing(X, rows), labels, **expanded)
 
 
@@ -209,6 +240,11 @@ class BitColumnClassifiers(BaseEstimator):
     ----------
     estimators_ : list of (classifier or float)
         The fitted classifier of each column, or the column's constant bit.
+    n_features_in_ : int
+        The first fitted classifier's, when it has one (as for
+        ``OneVsRestClassifier``).
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        The first fitted classifier's, when it has them.
     """
 
     def __init__(self, estimator=None):
@@ -234,6 +270,11 @@ class BitColumnClassifiers(BaseEstimator):
             else clone(self.estimator).fit(X, column, **fit_params)
             for column in np.asarray(bits).T
         ]
+        fitted = [model for model in self.estimators_ if not isinstance(model, float)]
+        for name in ("n_features_in_", "feature_names_in_"):
+            self.__dict__.pop(name, None)
+            if fitted and hasattr(fitted[0], name):
+                setattr(self, name, getattr(fitted[0], name))
         return self
 
     def predict_proba_columns(self, X):
@@ -247,7 +288,7 @@ class BitColumnClassifiers(BaseEstimator):
         -------
         ndarray of shape (n_samples, n_columns)
         """
-        n_samples = X.shape[0]
+        n_samples = _num_samples(X)
         return np.column_stack(
             [
                 np.full(n_samples, model)

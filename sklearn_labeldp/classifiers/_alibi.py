@@ -6,7 +6,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.neighbors import KNeighborsRegressor
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from .._base import BaseLabelDPMetaClassifier, trial_codes
 from .._target_adapters import (
@@ -91,6 +91,10 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
     delta_ : float
     privacy_spend_ : PrivacySpend
     n_features_in_ : int
+        The final model's, when it has one (as for ``OneVsRestClassifier``).
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        The final model's, when it has them (``X`` a DataFrame with string
+        column names; ``X`` goes to the base estimator as given).
 
     References
     ----------
@@ -107,6 +111,7 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
     ((2000, 5), True)
     """
 
+    _passes_X_through = True  # X reaches the base estimator as given
     _dp_outputs = ("soft_labels_",)
     _derived_attributes = (
         *BaseLabelDPMetaClassifier._derived_attributes,
@@ -149,7 +154,7 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
         return KNeighborsRegressor(n_neighbors=10)
 
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
-        codes = trial_codes(X.shape[0], n_classes)
+        codes = trial_codes(_num_samples(X), n_classes)
         targets = np.eye(n_classes)[codes]
         if self.post_processing != "argmax":  # soft rows: half on the next class
             targets = 0.5 * (targets + np.eye(n_classes)[(codes + 1) % n_classes])
@@ -236,7 +241,6 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
         ndarray of shape (n_samples, n_classes)
         """
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
         return predict_soft_targets(self.estimator_, X, self.classes_.size)
 
     def predict(self, X):

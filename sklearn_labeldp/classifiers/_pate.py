@@ -20,6 +20,7 @@ from .._base import (
     seed_estimator,
     subset_fit_params,
     trial_codes,
+    trial_rows,
 )
 from .._target_adapters import (
     fit_semi_supervised_targets,
@@ -96,13 +97,13 @@ def _teacher_votes(teacher, X_train, targets, fit_params, X_queries):
     """
     seen = np.unique(targets[targets >= 0])
     if seen.size == 1:  # many classifiers refuse one class; its vote is that class
-        return np.full(X_queries.shape[0], seen[0], dtype=np.intp)
+        return np.full(_num_samples(X_queries), seen[0], dtype=np.intp)
     # A teacher that is not semi-supervised natively has only labeled rows.
     fitted = fit_semi_supervised_targets(clone(teacher), X_train, targets, fit_params)
     votes = np.asarray(fitted.predict(X_queries))
     # One vote per query, a code the teacher was trained on: anything else would
     # land in another query's histogram and break the sensitivity the noise covers.
-    if votes.shape != (X_queries.shape[0],) or not np.isin(votes, seen).all():
+    if votes.shape != (_num_samples(X_queries),) or not np.isin(votes, seen).all():
         raise ValueError(
             f"the teacher {type(teacher).__name__} predicted values other than the class "
             "codes it was fitted on; PATE needs a classifier as `estimator`."
@@ -272,7 +273,10 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         A sequential record ``"PATE"`` holding the aggregator's leaf (with its
         ``rho`` for the Gaussian ones).
     n_features_in_ : int
-        Number of features seen during fit.
+        The final model's, when it has one (as for ``OneVsRestClassifier``).
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        The final model's, when it has them (``X`` a DataFrame with string
+        column names; ``X`` goes to the base estimator as given).
 
     References
     ----------
@@ -301,6 +305,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     # not public data). The teachers and the vote histograms never leave
     # `_pate_release`. The student is fitted on the answers and public inputs
     # only, and `n_answered_` is the length of `answered_indices_`.
+    _passes_X_through = True  # X reaches the base estimator as given
     _dp_outputs = ("answered_indices_", "answered_labels_")
     _derived_attributes = (
         *BaseLabelDPMetaClassifier._derived_attributes,
@@ -376,11 +381,11 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         # trial fits that configuration, so an estimator refusing it fails here.
         _quiet(estimator)
         if learns_natively(estimator, "semi"):  # as _teacher_data sends it
-            targets, fit_params = _semi_supervised_targets(X.shape[0], n_classes), {}
+            targets, fit_params = _semi_supervised_targets(_num_samples(X), n_classes), {}
         else:
-            targets = trial_codes(X.shape[0], n_classes)
+            targets = trial_codes(_num_samples(X), n_classes)
         fit_semi_supervised_targets(estimator, X, targets, fit_params)
-        estimator.predict(X[:1])
+        estimator.predict(_safe_indexing(X, [0]))
 
     def _check_before_charge(self, X, n_classes, plan, fit_params):
         """Trial-fit a teacher (base template) and the student on label-free targets."""
@@ -398,14 +403,14 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             seed_estimator(clone(self._get_student()), np.random.default_rng(0))
         )
         semi = learns_semi_supervised(student)
-        n_rows = min(X.shape[0] if semi else plan["queries"].size, _TRIAL_ROWS)
+        n_rows = min(_num_samples(X) if semi else plan["queries"].size, _TRIAL_ROWS)
         targets = (_semi_supervised_targets if semi else trial_codes)(n_rows, n_classes)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                trial_X = _safe_indexing(X, np.arange(n_rows))
+                trial_X = _safe_indexing(X, trial_rows(X, n_rows))
                 fit_semi_supervised_targets(student, trial_X, targets, {})
-                student.predict(trial_X[:1])
+                student.predict(_safe_indexing(trial_X, [0]))
         except Exception as exc:
             raise ValueError(
                 f"{type(self).__name__}: the student (parameter `student`, "
@@ -432,7 +437,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             ) from exc
 
     def _plan_fit(self, X, classes, rng):
-        n_samples = X.shape[0]
+        n_samples = _num_samples(X)
         n_queries = (
             self.n_queries
             if isinstance(self.n_queries, Integral)
@@ -543,7 +548,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             )
             student = DummyClassifier(strategy="most_frequent")
         if learns_semi_supervised(student):
-            targets = np.full(X.shape[0], -1, dtype=np.intp)
+            targets = np.full(_num_samples(X), -1, dtype=np.intp)
             targets[queries] = answers
             fit_semi_supervised_targets(student, X, targets, {})
         else:

@@ -9,6 +9,7 @@ from sklearn.base import is_classifier
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.validation import _num_samples
 
 from .._base import (
     BaseLabelDPMetaClassifier,
@@ -145,8 +146,13 @@ class RRWithPriorClassifier(
         publish).
     clusterer_ : KMeans
         Only with a :class:`~sklearn_labeldp.priors.ClusterPrior`: the k-means
-        model fitted on the public training features; ``clusterer_.labels_``
-        holds each example's cluster.
+        model fitted on the public training features (after
+        ``prior.preprocessor``); ``clusterer_.labels_`` holds each example's
+        cluster.
+    cluster_preprocessor_ : transformer
+        Only with a :class:`~sklearn_labeldp.priors.ClusterPrior` that has a
+        ``preprocessor``: its clone fitted on the public training features,
+        whose output ``clusterer_`` clusters.
     epsilon_ : float
         Label-DP epsilon of the whole fit (with a cluster prior, the total:
         ``prior.epsilon`` plus the stages' ``epsilon - prior.epsilon``).
@@ -158,8 +164,12 @@ class RRWithPriorClassifier(
         ``"RRWithPrior+cluster prior"`` of the leaf ``"noisy label histogram"``
         (``prior.epsilon``) and that LP-MST record (``epsilon - prior.epsilon``).
     n_features_in_ : int
+        The final model's, when it has one (as for ``OneVsRestClassifier``).
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Only when ``X`` has string feature names.
+        The final model's, when it has them (``X`` a DataFrame with string
+        column names). ``X`` is passed to the base estimator as given, so a
+        pipeline starting with a ``ColumnTransformer`` selects its columns by
+        name or dtype.
 
     See Also
     --------
@@ -199,12 +209,14 @@ class RRWithPriorClassifier(
     True
     """
 
+    _passes_X_through = True  # X reaches the base estimator as given
     _dp_outputs = ("privatized_labels_", "cluster_prior_")
     _derived_attributes = (
         *BaseLabelDPMetaClassifier._derived_attributes,
         "estimator_",
         "estimators_",
         "clusterer_",  # k-means on the public features only
+        "cluster_preprocessor_",  # fitted on the public features only
     )
 
     _parameter_constraints: dict = {
@@ -252,11 +264,11 @@ class RRWithPriorClassifier(
         return plan["stages"][0].size
 
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
-        estimator.fit(X, trial_codes(X.shape[0], n_classes), **fit_params)
+        estimator.fit(X, trial_codes(_num_samples(X), n_classes), **fit_params)
         if self.n_stages > 1 and full_size:
             # A stage model as small as the first one must give the next prior
             # (e.g. a k-NN needs n_neighbors <= its training rows).
-            estimator.predict_proba(X[:1])
+            estimator.predict_proba(_safe_indexing(X, [0]))
 
     def _stage_sizes(self, n_samples):
         if self.stage_fractions is None:
@@ -310,7 +322,7 @@ class RRWithPriorClassifier(
         if hasattr(self.prior, "predict_proba"):
             prior = check_prior(model_prior(self.prior, X, classes))
         else:
-            prior = check_prior(self.prior, n_samples=X.shape[0])
+            prior = check_prior(self.prior, n_samples=_num_samples(X))
             if prior.shape[1] != classes.size:
                 raise ValueError(
                     f"prior has {prior.shape[1]} columns but there are {classes.size} "
@@ -339,19 +351,21 @@ class RRWithPriorClassifier(
                 "n_stages > 1 needs a base estimator with predict_proba to build the "
                 "priors of later stages."
             )
-        sizes = self._stage_sizes(X.shape[0])
+        n_samples = _num_samples(X)
+        sizes = self._stage_sizes(n_samples)
         if self._uses_cluster_prior():
-            self._check_cluster_prior(X.shape[0])
+            self._check_cluster_prior(n_samples)
         plan = {
-            "stages": np.split(rng.permutation(X.shape[0]), np.cumsum(sizes)[:-1]),
+            "stages": np.split(rng.permutation(n_samples), np.cumsum(sizes)[:-1]),
             "initial_prior": self._initial_prior(X, classes),
             "stage_epsilon": self.epsilon,
         }
         if self._uses_cluster_prior():
             # k-means sees the public features only: the groups, and so the
             # histogram's sensitivity, do not depend on any label.
+            features, plan["cluster_preprocessor"] = self.prior.cluster_features(X)
             plan["clusterer"], plan["groups"] = cluster_assignment(
-                X, self.prior.n_clusters, random_state=derived_random_state(rng)
+                features, self.prior.n_clusters, random_state=derived_random_state(rng)
             )
             plan["stage_epsilon"] = self.epsilon - self.prior.epsilon
         spend = PrivacySpend.compose(
@@ -476,6 +490,8 @@ class RRWithPriorClassifier(
                 ),
             }
             fitted = {"cluster_prior_": cluster_prior, "clusterer_": plan["clusterer"]}
+            if plan["cluster_preprocessor"] is not None:
+                fitted["cluster_preprocessor_"] = plan["cluster_preprocessor"]
         noisy = np.empty(n_samples, dtype=np.int64)
         estimators, stage_k = [], []
         model = None

@@ -2,7 +2,7 @@
 
 import numpy as np
 from sklearn.neighbors import KNeighborsRegressor
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from .._base import BaseLabelDPMetaClassifier, trial_codes
 from .._target_adapters import (
@@ -79,6 +79,10 @@ class VectorApproxClassifier(TargetReuseMixin, BaseLabelDPMetaClassifier):
         Always 0.
     privacy_spend_ : PrivacySpend
     n_features_in_ : int
+        The final model's, when it has one (as for ``OneVsRestClassifier``).
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        The final model's, when it has them (``X`` a DataFrame with string
+        column names; ``X`` goes to the base estimator as given).
 
     References
     ----------
@@ -96,6 +100,7 @@ class VectorApproxClassifier(TargetReuseMixin, BaseLabelDPMetaClassifier):
     True
     """
 
+    _passes_X_through = True  # X reaches the base estimator as given
     _dp_outputs = ("privatized_bits_",)
     _derived_attributes = (
         *BaseLabelDPMetaClassifier._derived_attributes,
@@ -116,13 +121,14 @@ class VectorApproxClassifier(TargetReuseMixin, BaseLabelDPMetaClassifier):
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
         # Two varying columns exercise a per-column classifier without K fits;
         # a regressor still meets all K outputs.
-        bits = np.zeros((X.shape[0], n_classes), dtype=np.int64)
-        bits[:, :2] = np.eye(2, dtype=np.int64)[trial_codes(X.shape[0], 2)]
+        n_rows = _num_samples(X)
+        bits = np.zeros((n_rows, n_classes), dtype=np.int64)
+        bits[:, :2] = np.eye(2, dtype=np.int64)[trial_codes(n_rows, 2)]
         fit_bit_targets(estimator, X, bits, fit_params)
 
     def _plan_fit(self, X, classes, rng):
         check_target_capability(self._get_estimator(), "bits")
-        return PrivacySpend.leaf("RAPPOR", self.epsilon, n_samples=X.shape[0]), {}
+        return PrivacySpend.leaf("RAPPOR", self.epsilon, n_samples=_num_samples(X)), {}
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         bits = labels.release(
@@ -151,7 +157,6 @@ class VectorApproxClassifier(TargetReuseMixin, BaseLabelDPMetaClassifier):
 
     def _scores(self, X):
         check_is_fitted(self)
-        X = self._validate_X(X, reset=False)
         return predict_bit_scores(self.estimator_, X)
 
     def predict(self, X):

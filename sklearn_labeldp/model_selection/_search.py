@@ -10,7 +10,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_y, check_is_fitted, indexable
 
 from .._base import ReplayKeyWarningMixin
 from .._target_adapters import TargetReuseMixin
@@ -215,6 +215,9 @@ class PrivateGridSearchCV(
         round) and ``"score"`` (its noisy validation accuracy).
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
+        The selected estimator's, when it has one.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        The selected estimator's, when it has them (``X`` a DataFrame).
     epsilon_ : float
         Total label-DP epsilon of the search (equal to ``epsilon``).
     delta_ : float
@@ -474,8 +477,11 @@ class PrivateGridSearchCV(
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Public features.
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Public features, passed to the candidates as given (as
+            :class:`~sklearn.model_selection.GridSearchCV` does), so a pipeline
+            whose ``ColumnTransformer`` selects columns by name or dtype sees the
+            DataFrame; rows are taken with :func:`sklearn.utils._safe_indexing`.
         y : array-like of shape (n_samples,)
             Private labels.
 
@@ -483,9 +489,11 @@ class PrivateGridSearchCV(
         -------
         self : object
         """
-        X, y = validate_data(
-            self, X, y, accept_sparse=["csr", "csc"], ensure_all_finite=False, dtype=None
-        )
+        # Only the labels are validated here, as an array the strategies index by
+        # position (a pandas Series would be indexed by its labels); X is made
+        # indexable by rows as GridSearchCV does (sparse to CSR), nothing more.
+        y = _check_y(y, estimator=self)
+        X, y = indexable(X, y)
         candidates = self._candidates()
         for name in ("best_score_", "rounds_"):  # strategy-specific, from an earlier fit
             self.__dict__.pop(name, None)
@@ -517,6 +525,11 @@ class PrivateGridSearchCV(
         self.best_params_ = candidates[best_index]
         self.best_estimator_ = self._returned(best_estimator)
         self.classes_ = best_estimator.classes_
+        # As GridSearchCV: the features seen are the selected estimator's.
+        for name in ("n_features_in_", "feature_names_in_"):
+            self.__dict__.pop(name, None)
+            if hasattr(self.best_estimator_, name):
+                setattr(self, name, getattr(self.best_estimator_, name))
         self.privacy_spend_ = spend
         self.epsilon_ = spend.epsilon
         self.delta_ = spend.delta

@@ -38,6 +38,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone
 from sklearn.model_selection import KFold
 from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import _num_samples
 
 from .._base import seed_estimator
 from .._private_labels import PrivateLabels
@@ -261,7 +262,7 @@ def _noisy_accuracies(y, *, models, X, epsilon, rng):
 def fit_holdout(context, X, y, rng):
     """Train candidate ``i`` on part ``i`` and select on part ``m + 1`` (Chaudhuri et al.)."""
     candidates, epsilon = context.candidates, context.epsilon
-    m, n = len(candidates), X.shape[0]
+    m, n = len(candidates), _num_samples(X)
     if n < m + 1:
         raise ValueError(
             f"strategy='holdout' splits the data into n_candidates + 1 = {m + 1} parts, "
@@ -339,7 +340,7 @@ def _run_rounds(y, *, configured, X, train, val, epsilon, rng, n_jobs, task_fail
 def fit_random_stopping(context, X, y, rng):
     """Liu and Talwar's random stopping: the best of a geometric number of rounds."""
     candidates = context.candidates
-    m, n = len(candidates), X.shape[0]
+    m, n = len(candidates), _num_samples(X)
     gamma = (1.0 / m if context.stopping_probability is None
              else float(context.stopping_probability))
     eps0 = context.epsilon / 3.0
@@ -468,7 +469,7 @@ def fit_post_processing(context, X, y, rng):
         rank_test_score=(np.argsort(np.argsort(-mean, kind="stable")) + 1).astype(np.int32),
         mean_observed_score=observed.mean(axis=1),
     )
-    best_model = reuse.fit(bases[best], X, np.arange(X.shape[0]))
+    best_model = reuse.fit(bases[best], X, np.arange(_num_samples(X)))
     best_estimator = template.with_final_estimator(best_model).set_params(**candidates[best])
     return results, best, best_estimator, spend, {"best_score_": float(mean[best])}
 

@@ -8,10 +8,11 @@ sensitivity, do not depend on any label.
 
 from numbers import Integral, Real
 
-from sklearn.base import BaseEstimator
+import numpy as np
+from sklearn.base import BaseEstimator, clone
 from sklearn.cluster import KMeans
-from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import _num_samples
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.validation import _num_samples, check_array
 
 from ..utils import check_int
 
@@ -44,6 +45,15 @@ class ClusterPrior(BaseEstimator):
         Part of the classifier's ``epsilon`` spent on the noisy cluster
         histograms, with ``0 < epsilon`` and strictly less than the
         classifier's ``epsilon``; RRWithPrior runs with the difference.
+    preprocessor : transformer, default=None
+        Applied to the public features before k-means (a clone is fitted on
+        the training features, e.g. the ``ColumnTransformer`` that one-hot
+        encodes the string columns of a DataFrame and scales the numeric
+        ones). k-means needs finite numeric features: without a preprocessor,
+        ``X`` must already be such an array, and anything else (a DataFrame
+        with string columns) is refused with a ``ValueError`` before any budget
+        is charged. The classifier's base estimator does not lend its own
+        preprocessing: it is fitted only after the prior is built.
 
     See Also
     --------
@@ -74,11 +84,57 @@ class ClusterPrior(BaseEstimator):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(Integral, 1, None, closed="left")],
         "epsilon": [Interval(Real, 0, None, closed="neither")],
+        "preprocessor": [HasMethods(["fit", "transform"]), None],
     }
 
-    def __init__(self, *, n_clusters=10, epsilon):
+    def __init__(self, *, n_clusters=10, epsilon, preprocessor=None):
         self.n_clusters = n_clusters
         self.epsilon = epsilon
+        self.preprocessor = preprocessor
+
+    def cluster_features(self, X):
+        """The public features k-means clusters, and the fitted preprocessor.
+
+        Reads no label, so the classifier calls it while planning its fit,
+        before any charge: a preprocessor that fails, or features that are not
+        finite numbers, cost nothing.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            The public training features, as given to the classifier.
+
+        Returns
+        -------
+        features : {ndarray, sparse matrix} of shape (n_samples, n_features_out)
+            Finite floats.
+        preprocessor : transformer or None
+            The fitted clone of ``preprocessor``, or None without one.
+
+        Raises
+        ------
+        ValueError or TypeError
+            When the features (after ``preprocessor``) are not finite numbers
+            (``TypeError`` for objects that cannot be read as numbers at all).
+        """
+        preprocessor = None
+        if self.preprocessor is not None:
+            preprocessor = clone(self.preprocessor)
+            X = preprocessor.fit_transform(X)
+        try:
+            features = check_array(
+                X, accept_sparse=["csr", "csc"], dtype=[np.float64, np.float32]
+            )
+        except (TypeError, ValueError) as exc:
+            given = "after ClusterPrior(preprocessor=...)" if preprocessor else "as given"
+            # A TypeError (an object that is no number at all) stays one, as in k-means.
+            raise (TypeError if isinstance(exc, TypeError) else ValueError)(
+                "ClusterPrior: k-means clusters finite numeric features, and the features "
+                f"{given} are not ({exc}). Pass ClusterPrior(preprocessor=...), e.g. a "
+                "ColumnTransformer that one-hot encodes the string columns and scales the "
+                "numeric ones; no budget was spent."
+            ) from exc
+        return features, preprocessor
 
 
 def cluster_assignment(X, n_clusters, *, n_init=3, random_state=None):

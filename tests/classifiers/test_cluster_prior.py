@@ -312,7 +312,9 @@ def test_prior_parameters_are_nested_parameters(circle_data):
     assert cloned.prior is not clf.prior
     assert cloned.prior.get_params() == clf.prior.get_params()
     cloned.set_params(prior__n_clusters=6, prior__epsilon=2.0)
-    assert clf.prior.get_params() == {"n_clusters": 3, "epsilon": 1.0}  # the original is intact
+    assert clf.prior.get_params() == {
+        "n_clusters": 3, "epsilon": 1.0, "preprocessor": None
+    }  # the original is intact
     cloned.fit(X, y)
     assert cloned.cluster_prior_.shape == (6, K)
     assert cloned.privacy_spend_.parts[0].epsilon == 2.0

@@ -43,7 +43,7 @@ def test_model_prior_aligns_columns_with_classes():
 
 def test_cluster_prior_holds_only_its_configuration():
     prior = ClusterPrior(n_clusters=8, epsilon=0.5)
-    assert prior.get_params() == {"n_clusters": 8, "epsilon": 0.5}
+    assert prior.get_params() == {"n_clusters": 8, "epsilon": 0.5, "preprocessor": None}
     assert ClusterPrior(epsilon=0.5).n_clusters == 10
     assert repr(prior) == "ClusterPrior(epsilon=0.5, n_clusters=8)"
     copy = clone(prior)
