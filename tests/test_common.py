@@ -13,6 +13,8 @@ import warnings
 import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 from sklearn.utils.validation import has_fit_parameter
 
@@ -72,6 +74,15 @@ INSTANCES = [
     ALIBIClassifier(LogisticRegression(), epsilon=8.0, random_state=0),
     ALIBIClassifier(
         LogisticRegression(), epsilon=8.0, noise="gaussian", delta=1e-5, random_state=0
+    ),
+    # Pipeline bases: X reaches the pipeline as given (the checks' dtypes, lists,
+    # DataFrames and sparse matrices included); the base validates it.
+    RRWithPriorClassifier(
+        make_pipeline(StandardScaler(), LogisticRegression()), epsilon=8.0, random_state=0
+    ),
+    ALIBIClassifier(
+        make_pipeline(StandardScaler(), KNeighborsRegressor(n_neighbors=3)), epsilon=8.0,
+        random_state=0,
     ),
     # epsilon=1e6 and the default row bound (99th percentile of row norms: ~1% clipped)
     # make the linear models nearly the non-private ones. Full DP needs a public
