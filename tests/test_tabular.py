@@ -110,7 +110,7 @@ def meta_estimators(classes, epsilon, accountant):
     }
 
 
-NAMES = list(meta_estimators(["no", "yes"], 1.0, None))
+NAMES = ["rr", "lp2st_cluster", "vector_approx", "alibi", "alibi_regressor", "pate"]
 
 
 @pytest.mark.parametrize("name", NAMES)
