@@ -37,6 +37,7 @@ estimators' ``example_epsilon_``).
 """
 
 import math
+import warnings
 
 from ..accounting import calibrate_dp_sgd, gaussian_rho, gaussian_sigma_for_approx_dp
 from ._losses import LogisticLoss, neighbour_bounds
@@ -754,3 +755,34 @@ def auto_regularization(noise_std, n_features):
     float
     """
     return LogisticLoss.c * math.sqrt(n_features / 2.0) * noise_std
+
+
+def warn_one_vs_rest_noise(estimator, solver, params, n_samples, n_features, n_classes):
+    """One warning when objective or output perturbation's split budget leaves only noise.
+
+    These mechanisms release one noisy minimiser per one-vs-rest problem, each
+    with ``epsilon / 2`` (label DP) or ``epsilon / K`` (full DP). Their noise
+    ``b`` has density proportional to ``exp(-eps ||b|| / g)`` in ``d``
+    dimensions, so ``||b||`` has mean ``d g / eps``; as a perturbation of the
+    mean gradient (objective: ``b / n``; output: ``Lambda b`` for the
+    ``Lambda``-strongly convex ``J``, with ``b``'s scale ``g / (n Lambda
+    eps)``) it has norm about ``d g / (n eps)``. The mean gradient at 0 of a
+    one-vs-rest problem owes about ``1 / K`` of its norm to the positive class
+    (rows of norm <= 1), so past ``d g / (n eps) > 1 / K`` the noise swamps the
+    signal, and the fit says so once. Public quantities only.
+    """
+    if solver not in ("objective", "output") or params["n_problems"] < 2:
+        return
+    eps = params.get("epsilon_prime", params["epsilon_per_problem"])
+    noise_share = n_features * params["gradient_sensitivity"] / (n_samples * eps)
+    if noise_share <= 1.0 / n_classes:
+        return
+    warnings.warn(
+        f"{estimator}(solver={solver!r}) splits epsilon over {params['n_problems']} "
+        f"one-vs-rest problems ({params['epsilon_per_problem']:.3g} each), and the noise of "
+        f"each ({noise_share:.2g} of a gradient's norm, against a class's share of about "
+        f"1/{n_classes}) leaves little of the signal: expect an accuracy near chance. "
+        "Raise epsilon, or use DPLogisticRegression(solver='newton') or "
+        "DPLeastSquaresClassifier, which release one noisy statistic for all classes.",
+        UserWarning, stacklevel=7,
+    )

@@ -33,7 +33,6 @@ the privacy analysis uses (``1 / (C n)`` without intercept).
 """
 
 import math
-import warnings
 from dataclasses import replace
 from functools import partial
 from numbers import Integral, Real
@@ -51,6 +50,7 @@ from ._calibration import (
     SECOND_ORDER_AUTO_STEPS,
     auto_first_order_steps,
     auto_regularization,
+    warn_one_vs_rest_noise,
 )
 from ._dask import map_design, prepare_dask_Xy
 from ._losses import HuberHingeLoss, LogisticLoss
@@ -98,37 +98,6 @@ def resolved_steps(estimator, n_samples, n_features, n_classes):
         n_samples=n_samples, n_classes=n_classes, n_features=n_features,
         privacy=estimator.privacy, max_grad_norm=estimator.max_grad_norm,
         learning_rate=estimator.learning_rate)}
-
-
-def _warn_one_vs_rest(estimator, solver, params, n_samples, n_features, n_classes):
-    """One warning when objective or output perturbation's split budget leaves only noise.
-
-    These mechanisms release one noisy minimiser per one-vs-rest problem, each
-    with ``epsilon / 2`` (label DP) or ``epsilon / K`` (full DP). Their noise
-    ``b`` has density proportional to ``exp(-eps ||b|| / g)`` in ``d``
-    dimensions, so ``||b||`` has mean ``d g / eps``; as a perturbation of the
-    mean gradient (objective: ``b / n``; output: ``Lambda b`` for the
-    ``Lambda``-strongly convex ``J``, with ``b``'s scale ``g / (n Lambda
-    eps)``) it has norm about ``d g / (n eps)``. The mean gradient at 0 of a
-    one-vs-rest problem owes about ``1 / K`` of its norm to the positive class
-    (rows of norm <= 1), so past ``d g / (n eps) > 1 / K`` the noise swamps the
-    signal, and the fit says so once. Public quantities only.
-    """
-    if solver not in ("objective", "output") or params["n_problems"] < 2:
-        return
-    eps = params.get("epsilon_prime", params["epsilon_per_problem"])
-    noise_share = n_features * params["gradient_sensitivity"] / (n_samples * eps)
-    if noise_share <= 1.0 / n_classes:
-        return
-    warnings.warn(
-        f"{estimator}(solver={solver!r}) splits epsilon over {params['n_problems']} "
-        f"one-vs-rest problems ({params['epsilon_per_problem']:.3g} each), and the noise of "
-        f"each ({noise_share:.2g} of a gradient's norm, against a class's share of about "
-        f"1/{n_classes}) leaves little of the signal: expect an accuracy near chance. "
-        "Raise epsilon, or use DPLogisticRegression(solver='newton') or "
-        "DPLeastSquaresClassifier, which release one noisy statistic for all classes.",
-        UserWarning, stacklevel=7,
-    )
 
 
 class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
@@ -248,7 +217,7 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         setting = self._setting(X.shape[0], classes.size, **resolved)
         params = solver.calibrate(setting)
         params.update({key: value for key, value in resolved.items() if key != "n_noisy_steps"})
-        _warn_one_vs_rest(type(self).__name__, self.solver, params, X.shape[0], n_features,
+        warn_one_vs_rest_noise(type(self).__name__, self.solver, params, X.shape[0], n_features,
                           classes.size)
         data_norm, bound_attributes = plan_row_bound(X, self.data_norm, privacy=self.privacy)
         spend = solver.privacy_spend(setting, params)
