@@ -496,6 +496,10 @@ def subsampled_gaussian_label_noise_multiplier(target_epsilon, sample_rate, step
     return sigma
 
 
+# A pure function of public numbers, and a privacy loss distribution per call
+# (seconds, up to a minute at a huge epsilon): fits with the same data size and
+# budget (a search, cross-validation, the estimator checks) calibrate once.
+@functools.lru_cache(maxsize=256)
 def calibrate_dp_sgd_label_change(epsilon, delta, sample_rate, n_steps):
     """The noise multiplier of a DP-SGD run within a label budget, accounted for a label change.
 
