@@ -44,7 +44,7 @@ except NameError:  # run by sphinx-gallery, from the examples folder
 DEFAULT = os.environ.get(
     "SKLEARN_LABELDP_ADULT", os.path.join(HERE, "..", "..", "shared", "data", "adult")
 )
-parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[1])
+parser = argparse.ArgumentParser(description="Raw UCI Adult through a label-DP pipeline.")
 parser.add_argument("--data-dir", default=DEFAULT, help="folder with adult.data.csv")
 args, _ = parser.parse_known_args()
 train_csv = os.path.join(args.data_dir, "adult.data.csv")
