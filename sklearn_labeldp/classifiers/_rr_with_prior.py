@@ -330,6 +330,23 @@ class RRWithPriorClassifier(
                 )
         return apply_temperature(prior, self.temperature)
 
+    def _stage_spend(self, stage, size, plan, n_classes):
+        """The spend record of one stage.
+
+        The first stage without a prior is RRWithPrior under the uniform prior,
+        whose best set is every class (``k / (e^eps + k - 1)`` grows with ``k``):
+        exactly K-ary randomized response, recorded with that description so
+        that a tight total (:meth:`BudgetAccountant.total` with a ``slack``)
+        composes it as such. Other stages choose their sets from a prior, down
+        to two classes, and are recorded as generic ``epsilon``-DP leaves.
+        """
+        if stage == 0 and plan["initial_prior"] is None and not self._uses_cluster_prior():
+            return PrivacySpend.randomized_response(
+                plan["stage_epsilon"], n_classes, mechanism="RRWithPrior", stage=stage,
+                n_samples=size,
+            )
+        return PrivacySpend.leaf("RRWithPrior", plan["stage_epsilon"], stage=stage, n_samples=size)
+
     def _plan_fit(self, X, classes, rng):
         if not is_classifier(self._get_estimator()):
             # A regressor fits the integer codes without complaint and predicts
@@ -371,9 +388,7 @@ class RRWithPriorClassifier(
         spend = PrivacySpend.compose(
             "LP-MST",
             [
-                PrivacySpend.leaf(
-                    "RRWithPrior", plan["stage_epsilon"], stage=t, n_samples=int(size)
-                )
+                self._stage_spend(t, int(size), plan, classes.size)
                 for t, size in enumerate(sizes)
             ],
             "parallel",

@@ -143,9 +143,9 @@ def test_nineteen_three_ary_randomized_responses_compose_tightly(tmp_path):
         assert pickle.loads(pickle.dumps(acc.spends))[0] == acc.spends[0]
 
 
-def test_undescribed_pure_spends_compose_as_binary_randomized_response():
-    """Kairouz, Oh and Viswanath (2015): k eps-DP mechanisms compose at most as k binary
-    randomized responses; the RRWithPrior leaves today record no K."""
+def test_one_stage_rr_fits_compose_as_k_ary_randomized_response():
+    """19 one-stage RRWithPriorClassifier fits without a prior at eps 0.5 on 3 classes
+    are 19 3-ary randomized responses: their tight total is that composition."""
     from sklearn.neighbors import KNeighborsClassifier
 
     from sklearn_labeldp import RRWithPriorClassifier
@@ -156,6 +156,24 @@ def test_undescribed_pure_spends_compose_as_binary_randomized_response():
     for seed in range(19):
         RRWithPriorClassifier(KNeighborsClassifier(), epsilon=0.5, classes=[0, 1, 2],
                               accountant=acc, random_state=seed).fit(X, y)
+    tight = acc.total(slack=1e-6)
+    ternary = rr_reference(0.5, 3, 19, 1e-6)
+    assert ternary * 0.99 <= tight.epsilon <= ternary * 1.05 and tight.epsilon < 9.5
+
+
+def test_undescribed_pure_spends_compose_as_binary_randomized_response():
+    """Kairouz, Oh and Viswanath (2015): k eps-DP mechanisms compose at most as k binary
+    randomized responses (a two-stage LP-MST's later stage picks sets from a prior)."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from sklearn_labeldp import RRWithPriorClassifier
+    from sklearn_labeldp.datasets import make_circle_gaussians
+
+    X, y = make_circle_gaussians(90, 3, sigma=0.3, random_state=0)
+    acc = BudgetAccountant()
+    for seed in range(19):
+        RRWithPriorClassifier(KNeighborsClassifier(), epsilon=0.5, classes=[0, 1, 2],
+                              n_stages=2, accountant=acc, random_state=seed).fit(X, y)
     tight = acc.total(slack=1e-6)
     binary = rr_reference(0.5, 2, 19, 1e-6)
     assert binary * 0.99 <= tight.epsilon <= binary * 1.01 and tight.epsilon < 9.5
