@@ -488,12 +488,23 @@ def subsampled_gaussian_label_noise_multiplier(target_epsilon, sample_rate, step
     target_epsilon = check_positive(target_epsilon, "target_epsilon")
     _, sample_rate, steps = _check_subsampled_gaussian(1.0, sample_rate, steps)
     delta = check_unit_interval(delta, "delta")
-    # The search on the coarse grid; its answer stands if the fine grid (what is
-    # recorded) agrees that it is within the target, else the search is redone on it.
+    return _label_noise_multiplier(target_epsilon, sample_rate, steps, delta)[0]
+
+
+def _label_noise_multiplier(target_epsilon, sample_rate, steps, delta):
+    """``(sigma, its label epsilon on the fine grid)`` on validated inputs.
+
+    The search runs on the coarse grid; its answer stands if the fine grid
+    (what is recorded) agrees that it is within the target, else the search is
+    redone on the fine grid. The fine-grid epsilon is returned with it, so a
+    caller that records it does not compute the same distribution again.
+    """
     sigma = _noise_multiplier(target_epsilon, sample_rate, steps, delta, _REPLACE_ONE, _COARSE)
-    if _epsilon(sigma, sample_rate, steps, delta, _REPLACE_ONE) > target_epsilon:
+    epsilon = _epsilon(sigma, sample_rate, steps, delta, _REPLACE_ONE)
+    if epsilon > target_epsilon:
         sigma = _noise_multiplier(target_epsilon, sample_rate, steps, delta, _REPLACE_ONE)
-    return sigma
+        epsilon = _epsilon(sigma, sample_rate, steps, delta, _REPLACE_ONE)
+    return sigma, epsilon
 
 
 # A pure function of public numbers, and a privacy loss distribution per call
@@ -560,10 +571,9 @@ def calibrate_dp_sgd_label_change(epsilon, delta, sample_rate, n_steps):
     True
     """
     epsilon = check_positive(epsilon, "epsilon")
-    noise_multiplier = subsampled_gaussian_label_noise_multiplier(
-        epsilon, sample_rate, n_steps, delta
-    )
-    label_epsilon = subsampled_gaussian_label_epsilon(noise_multiplier, sample_rate, n_steps, delta)
+    _, sample_rate, n_steps = _check_subsampled_gaussian(1.0, sample_rate, n_steps)
+    delta = check_unit_interval(delta, "delta")
+    noise_multiplier, label_epsilon = _label_noise_multiplier(epsilon, sample_rate, n_steps, delta)
     if not (math.isfinite(label_epsilon) and label_epsilon > 0):
         raise ValueError(f"the run's epsilon computes as {label_epsilon!r}")
     example_epsilon = subsampled_gaussian_epsilon(
