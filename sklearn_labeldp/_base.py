@@ -49,7 +49,14 @@ from ._private_labels import PrivateLabels
 from .accounting import BudgetAccountant, default_accountant
 from .exceptions import PrivacyLeakWarning
 from .priors import model_prior
-from .utils import SECURE, derived_random_state, forget_derived_seeds, spawn_generators
+from .utils import (
+    SECURE,
+    dask_frames_as_arrays,
+    derived_random_state,
+    forget_derived_seeds,
+    is_dask_frame,
+    spawn_generators,
+)
 
 
 def _estimator_has(attr):
@@ -360,6 +367,9 @@ class BaseLabelDPClassifier(
         return X, classes, codes
 
     def _fit(self, X, y, route_fit_params):
+        feature_names = None
+        if is_dask_frame(X, y):
+            X, y, feature_names = self._dask_frames_as_arrays(X, y)
         X, classes, codes = self._prepare_Xy(X, y)
         fit_params = route_fit_params(X)
         plan_rng, mechanism_rng, estimator_rng = spawn_generators(self.random_state, 3)
@@ -382,6 +392,13 @@ class BaseLabelDPClassifier(
         self.privacy_spend_ = spend
         self.epsilon_ = spend.epsilon
         self.delta_ = spend.delta
+        if feature_names is not None:  # as validate_data records a pandas DataFrame's
+            self.feature_names_in_ = feature_names
+
+    def _dask_frames_as_arrays(self, X, y):
+        """A dask DataFrame/Series as dask arrays (fitted blockwise where supported),
+        and the DataFrame's feature names."""
+        return dask_frames_as_arrays(X, y, owner=type(self).__name__)
 
     def _check_before_charge(self, X, n_classes, plan, fit_params):
         """Label-free checks that need more than the plan (e.g. a trial fit); none here."""
@@ -438,6 +455,18 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
     # X.shape and trains a network on it) keeps the array validation of
     # BaseLabelDPClassifier by leaving this False.
     _passes_X_through = False
+
+    def _dask_frames_as_arrays(self, X, y):
+        if not self._passes_X_through:
+            return super()._dask_frames_as_arrays(X, y)
+        raise TypeError(
+            f"{type(self).__name__} passes X to its base estimator as given, and "
+            "scikit-learn estimators fit in memory: got a dask DataFrame or Series. Call "
+            "`.compute()` on X and y first (a pandas DataFrame goes through a "
+            "ColumnTransformer pipeline as it is), or, for data larger than memory, use a "
+            "model of sklearn_labeldp.linear_model, which fits a dask DataFrame of numeric "
+            "columns blockwise."
+        )
 
     def _prediction_X(self, X):
         """``X`` for the fitted base estimator: as given, or validated as at fit."""

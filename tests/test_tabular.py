@@ -32,6 +32,7 @@ from sklearn_labeldp.classifiers import (
     RRWithPriorClassifier,
     VectorApproxClassifier,
 )
+from sklearn_labeldp.linear_model import DPLeastSquaresClassifier, DPLogisticRegression
 from sklearn_labeldp.model_selection import PrivateGridSearchCV
 from sklearn_labeldp.priors import ClusterPrior
 
@@ -278,3 +279,88 @@ def test_adult_dataframe_matches_the_preprocessed_array(adult, name):
     tolerance = 0.03 if name in ("lp2st_cluster", "pate") else 0.01
     assert abs(scores[0] - scores[1]) <= tolerance, scores
     assert scores[0] > 0.6 or name == "pate", scores  # a fit, not a constant guess
+
+
+# ------------------------------------------------------------------ dask DataFrames
+
+
+@pytest.fixture(scope="module")
+def dask_frames(mixed):
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = mixed
+    return dd.from_pandas(X, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3)
+
+
+@pytest.mark.parametrize("name", ["rr", "vector_approx", "alibi", "pate"])
+def test_a_meta_estimator_refuses_a_dask_dataframe_clearly_and_for_free(dask_frames, name):
+    Xd, yd = dask_frames
+    acc = BudgetAccountant(delta=1e-3)
+    clf = meta_estimators(["no", "yes"], 1.0, acc)[name]
+    with pytest.raises(TypeError, match=r"dask DataFrame.*`\.compute\(\)`"):
+        clf.fit(Xd, yd)
+    assert acc.total().epsilon == 0
+
+
+def test_the_search_refuses_a_dask_dataframe_clearly_and_for_free(dask_frames):
+    Xd, yd = dask_frames
+    acc = BudgetAccountant()
+    search = PrivateGridSearchCV(
+        RRWithPriorClassifier(pipeline(), classes=["no", "yes"]),
+        {"estimator__logisticregression__C": [0.1, 1.0]}, epsilon=1.0, accountant=acc,
+    )
+    with pytest.raises(TypeError, match=r"splits the rows.*`\.compute\(\)`"):
+        search.fit(Xd, yd)
+    assert acc.total().epsilon == 0
+
+
+def numeric_dask_frame(mixed):
+    dd = pytest.importorskip("dask.dataframe")
+    X, y = mixed
+    numbers = X[["age", "hours"]]
+    numbers = (numbers - numbers.mean()) / numbers.std()
+    return numbers, dd.from_pandas(numbers, npartitions=3), dd.from_pandas(pd.Series(y), 3)
+
+
+@pytest.mark.filterwarnings("ignore:Dask currently has limited support")  # y's str dtype
+@pytest.mark.parametrize("make", [
+    lambda acc: DPLeastSquaresClassifier(
+        epsilon=1.0, classes=["no", "yes"], data_norm=5.0, random_state=0, accountant=acc),
+    lambda acc: DPLogisticRegression(
+        epsilon=1.0, delta=1e-5, solver="newton", classes=["no", "yes"], data_norm=5.0,
+        random_state=0, accountant=acc),
+])
+def test_a_linear_model_fits_a_numeric_dask_dataframe_as_its_values(mixed, make):
+    numbers, Xd, yd = numeric_dask_frame(mixed)
+    acc = BudgetAccountant(delta=1e-3)
+    from_frame = make(acc).fit(Xd, yd)
+    from_array = make(acc).fit(Xd.to_dask_array(lengths=True), yd.to_dask_array(lengths=True))
+    np.testing.assert_array_equal(from_frame.coef_, from_array.coef_)
+    # feature names as scikit-learn records a pandas DataFrame's: predict on one is silent
+    np.testing.assert_array_equal(from_frame.feature_names_in_, ["age", "hours"])
+    assert not hasattr(from_array, "feature_names_in_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        from_frame.predict(numbers)
+    with pytest.raises(ValueError, match="feature names"):
+        from_frame.predict(numbers[["hours", "age"]])
+
+
+def test_a_linear_model_refuses_a_dask_dataframe_with_strings_for_free(dask_frames):
+    Xd, yd = dask_frames
+    acc = BudgetAccountant()
+    clf = DPLeastSquaresClassifier(epsilon=1.0, classes=["no", "yes"], data_norm=5.0,
+                                   accountant=acc)
+    with pytest.raises(TypeError, match=r"non-numeric columns \['city', 'job'\]"):
+        clf.fit(Xd, yd)
+    assert acc.total().epsilon == 0
+
+
+def test_dp_sgd_refuses_string_columns_for_free_and_says_why(mixed):
+    pytest.importorskip("torch")
+    from sklearn_labeldp.nn import DPSGDClassifier
+
+    X, y = mixed
+    acc = BudgetAccountant(delta=1e-3)
+    with pytest.raises(TypeError, match=r"non-numeric columns \['city', 'job'\].*public"):
+        DPSGDClassifier(epsilon=1.0, classes=["no", "yes"], accountant=acc).fit(X, y)
+    assert acc.total().epsilon == 0

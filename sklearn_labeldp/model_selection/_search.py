@@ -15,7 +15,7 @@ from sklearn.utils.validation import _check_y, check_is_fitted, indexable
 from .._base import ReplayKeyWarningMixin
 from .._target_adapters import TargetReuseMixin
 from ..accounting import BudgetAccountant, PrivacyBudget, default_accountant
-from ..utils import SECURE, forget_derived_seeds, spawn_generators
+from ..utils import SECURE, forget_derived_seeds, is_dask_frame, spawn_generators
 from ._strategies import (
     ChargeReached,
     PlanningAccountant,
@@ -492,6 +492,12 @@ class PrivateGridSearchCV(
         # Only the labels are validated here, as an array the strategies index by
         # position (a pandas Series would be indexed by its labels); X is made
         # indexable by rows as GridSearchCV does (sparse to CSR), nothing more.
+        if is_dask_frame(X, y):
+            raise TypeError(
+                f"{type(self).__name__} splits the rows of X and y in memory: got a dask "
+                "DataFrame or Series. Call `.compute()` on X and y first (a pandas DataFrame "
+                "reaches the candidates as it is)."
+            )
         y = _check_y(y, estimator=self)
         X, y = indexable(X, y)
         candidates = self._candidates()

@@ -30,6 +30,7 @@ from ..accounting import (
     PrivacySpend,
     calibrate_dp_sgd_label_change,
 )
+from ..utils._validation import non_numeric_columns
 from ._callbacks import WarmupLinearDecay
 from ._net import LabelDPNetClassifier, check_params, fit_label_codes
 from ._networks import MLP
@@ -397,7 +398,11 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Features (protected too: the guarantee covers whole examples).
+            Numeric features (protected too: the guarantee covers whole
+            examples). Encode other columns beforehand, with a transform whose
+            parameters are public: a preprocessor fitted on these private
+            features (a scaler's means, an encoder's categories) would release
+            them outside the guarantee.
         y : array-like of shape (n_samples,)
             Labels.
 
@@ -406,6 +411,18 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         self : object
         """
         return self._fit_or_discard(X, y, lambda X: {})
+
+    def _validate_X(self, X, *, reset, y="no_validation"):
+        not_numeric = non_numeric_columns(X)
+        if not_numeric:
+            raise TypeError(
+                f"{type(self).__name__} trains its network on numeric features; X has "
+                f"non-numeric columns {not_numeric}. Encode them before it, with "
+                "parameters known from public information (e.g. OneHotEncoder("
+                "categories=...) and fixed scales): DP-SGD protects the features too, so "
+                "a preprocessor fitted on them would release them outside the guarantee."
+            )
+        return super()._validate_X(X, reset=reset, y=y)
 
     def _check_network(self, net):
         """Refuse what DP-SGD cannot protect or Opacus cannot clip; label-free."""

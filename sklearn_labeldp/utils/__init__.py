@@ -1,6 +1,6 @@
 """Small helpers shared across the package."""
 
-from ._dask import is_dask
+from ._dask import dask_frames_as_arrays, is_dask, is_dask_frame
 from ._discovery import all_estimators
 from ._progress import progress
 from ._random import (
@@ -35,9 +35,11 @@ __all__ = [
     "check_option",
     "check_positive",
     "check_unit_interval",
+    "dask_frames_as_arrays",
     "derived_random_state",
     "forget_derived_seeds",
     "is_dask",
+    "is_dask_frame",
     "progress",
     "public_stderr",
     "sealed",

@@ -1,8 +1,13 @@
-"""Recognising dask arrays without importing dask."""
+"""Recognising dask collections without importing dask, and dask DataFrames as arrays."""
 
 import sys
+import warnings
 
-__all__ = ["is_dask"]
+import numpy as np
+
+from ._validation import non_numeric_columns
+
+__all__ = ["dask_frames_as_arrays", "is_dask", "is_dask_frame"]
 
 
 def is_dask(*arrays):
@@ -28,3 +33,71 @@ def is_dask(*arrays):
     """
     dask_array = sys.modules.get("dask.array")
     return dask_array is not None and any(isinstance(a, dask_array.Array) for a in arrays)
+
+
+def is_dask_frame(*objects):
+    """Whether any of ``objects`` is a dask DataFrame or Series, without importing dask.
+
+    Parameters
+    ----------
+    *objects : objects
+
+    Returns
+    -------
+    bool
+    """
+    frames = sys.modules.get("dask.dataframe")
+    return frames is not None and any(
+        isinstance(obj, (frames.DataFrame, frames.Series)) for obj in objects
+    )
+
+
+def dask_frames_as_arrays(X, y, *, owner):
+    """A dask DataFrame ``X`` and Series ``y`` as dask arrays with known chunks.
+
+    Estimators that fit dask arrays blockwise (the linear models) take a dask
+    DataFrame of numeric columns as the array of its values. Computing the
+    partitions' lengths reads nothing but row counts, which are public.
+
+    Parameters
+    ----------
+    X, y : dask DataFrame/Series or array-like
+        Converted when they are dask DataFrames or Series; returned as given
+        otherwise.
+    owner : str
+        The estimator's name, for the error message.
+
+    Returns
+    -------
+    X, y : dask arrays or the inputs as given
+    feature_names : ndarray of str or None
+        ``X``'s column names when they are all strings (scikit-learn's rule for
+        ``feature_names_in_``), else None.
+
+    Raises
+    ------
+    TypeError
+        When ``X`` has a column that is not numeric: the linear models need
+        numbers, and encoding is the user's public preprocessing.
+    """
+    if not is_dask_frame(X, y):
+        return X, y, None
+    feature_names = None
+    if is_dask_frame(X) and X.ndim == 2:
+        if len(X.columns) and all(isinstance(c, str) for c in X.columns):
+            feature_names = np.asarray(X.columns, dtype=object)
+        not_numeric = non_numeric_columns(X)
+        if not_numeric:
+            raise TypeError(
+                f"{owner} fits a dask DataFrame as the dask array of its values, so every "
+                f"column must be numeric; got non-numeric columns {not_numeric}. Encode them "
+                "first (e.g. `ddf.categorize()` and `dask.dataframe.get_dummies`, with "
+                "categories known from public information), or fit a pandas DataFrame "
+                "through a ColumnTransformer pipeline."
+            )
+    with warnings.catch_warnings():
+        # dask says it turns a string dtype into object; that is what the labels need
+        warnings.filterwarnings("ignore", message="Dask currently has limited support")
+        X, y = (obj.to_dask_array(lengths=True) if is_dask_frame(obj) else obj for obj in (X, y))
+    return X, y, feature_names
+

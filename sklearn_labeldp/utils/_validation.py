@@ -383,3 +383,26 @@ def check_k(k, n_samples, n_classes):
     if k.size and (k.min() < 1 or k.max() > n_classes):
         raise ValueError(f"k must lie in [1, {n_classes}].")
     return k.astype(np.int64, copy=False)
+
+
+def non_numeric_columns(X):
+    """The names of a DataFrame's columns that are neither numeric nor boolean.
+
+    Parameters
+    ----------
+    X : object
+        A pandas or dask DataFrame; anything without ``dtypes`` has none.
+
+    Returns
+    -------
+    list of str
+    """
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(dtypes, "items"):
+        return []
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype  # a DataFrame needs pandas
+
+    return [
+        str(column) for column, dtype in dtypes.items()
+        if not (is_numeric_dtype(dtype) or is_bool_dtype(dtype))
+    ]
