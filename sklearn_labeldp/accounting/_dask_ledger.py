@@ -87,7 +87,7 @@ class _DaskLedger:
         return [(s.epsilon, s.delta, s.rho) for s in self.records()]
 
     def append_if(self, spend, check):
-        """Append ``spend`` if ``check(budgets of the records)`` does not raise; atomic."""
+        """Append ``spend`` if ``check(the records)`` does not raise; atomic."""
         client = self._client()
         lock = _distributed().Lock(self.name + "-lock")  # on the scheduler of get_client()
         if not lock.acquire(timeout=self.timeout):
@@ -97,7 +97,7 @@ class _DaskLedger:
             )
         try:
             records = self._load(client)
-            check([s.budget for s in records])
+            check(records)
             blob = pickle.dumps([*records, spend], protocol=pickle.HIGHEST_PROTOCOL)
             self._variable(client).set(blob)
         finally:

@@ -1,8 +1,9 @@
 """Where a BudgetAccountant's spends live: this process's memory or an SQLite file.
 
 A ledger stores :class:`PrivacySpend` records and appends one only after a
-check of the records already there, atomically. The accountant is a handle on
-a ledger; copies of the handle share it.
+check of the records already there (the records themselves, since a tight
+composition needs each spend's description, not only its budget), atomically.
+The accountant is a handle on a ledger; copies of the handle share it.
 """
 
 import os
@@ -72,10 +73,10 @@ class _MemoryLedger:
         return [(s.epsilon, s.delta, s.rho) for s in self.records()]
 
     def append_if(self, spend, check):
-        """Append ``spend`` if ``check(budgets of the records)`` does not raise."""
+        """Append ``spend`` if ``check(the records)`` does not raise."""
         self._check_process()
         with self._lock:
-            check([s.budget for s in self._records])
+            check(list(self._records))
             self._records.append(spend)
 
 
@@ -123,7 +124,7 @@ class _SQLiteLedger:
         self.ledger_id = ledger_id
 
     @classmethod
-    def open_or_create(cls, path, ceiling, timeout):
+    def open_or_create(cls, path, ceiling, timeout, slack=None):
         path = os.path.abspath(os.fspath(path))
         try:
             conn = sqlite3.connect(path, timeout=timeout, isolation_level=None)
@@ -138,7 +139,7 @@ class _SQLiteLedger:
                 )
             conn.execute("BEGIN IMMEDIATE")
             try:
-                ledger_id = cls._initialise(conn, path, ceiling)
+                ledger_id = cls._initialise(conn, path, ceiling, slack)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -157,7 +158,7 @@ class _SQLiteLedger:
         return cls(path, timeout, ledger_id)
 
     @staticmethod
-    def _initialise(conn, path, ceiling):
+    def _initialise(conn, path, ceiling, slack):
         tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
         if tables and _META not in tables:
             raise ValueError(
@@ -179,6 +180,7 @@ class _SQLiteLedger:
                 "ledger_id": uuid.uuid4().hex,
                 "epsilon": ceiling.epsilon,
                 "delta": ceiling.delta,
+                "slack": slack,
             }
             conn.executemany(f"INSERT INTO {_META} VALUES (?, ?)", meta.items())
             return meta["ledger_id"]
@@ -192,6 +194,14 @@ class _SQLiteLedger:
                 f"the ledger {path!r} has the ceiling (epsilon={stored.epsilon}, "
                 f"delta={stored.delta}); an accountant opening it must state the same "
                 f"ceiling, got (epsilon={ceiling.epsilon}, delta={ceiling.delta})."
+            )
+        # A ledger created before the slack existed has none: its ceiling is on the sum.
+        stored_slack = meta.get("slack")
+        if stored_slack != slack:
+            raise ValueError(
+                f"the ledger {path!r} was created with slack={stored_slack} (the delta its "
+                "ceiling check may spend on the tight composition); an accountant opening "
+                f"it must state the same slack, got slack={slack}."
             )
         return meta["ledger_id"]
 
@@ -255,10 +265,14 @@ class _SQLiteLedger:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 self._verify(conn)
+                # Read inside the write transaction: no other writer can append
+                # between this check and the insert below.
                 check(
                     [
-                        PrivacyBudget(e, d)
-                        for e, d in conn.execute(f"SELECT epsilon, delta FROM {_SPENDS}")
+                        pickle.loads(blob)
+                        for (blob,) in conn.execute(
+                            f"SELECT record FROM {_SPENDS} ORDER BY id"
+                        )
                     ]
                 )
                 conn.execute(

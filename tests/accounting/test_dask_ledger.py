@@ -60,6 +60,27 @@ def test_the_ceiling_holds_across_workers(client):
         acc.spend(0.25)
 
 
+def _spend_rr(accountant):
+    from sklearn_labeldp.accounting import PrivacySpend
+
+    accountant.spend(PrivacySpend.randomized_response(0.5, 3))
+    return 1
+
+
+def test_the_tight_ceiling_holds_across_workers(client):
+    pytest.importorskip("dp_accounting")
+    # The composition of 20 ternary randomized responses at 0.5 is 8.97 at delta 1e-6
+    # (the sum 10), of 21 it is 9.37: 20 of 26 concurrent spends fit, each checked
+    # against the records under the scheduler's lock.
+    acc = BudgetAccountant(9.0, 1e-6, client=client, slack=1e-6)
+    restored = pickle.loads(pickle.dumps(acc))
+    assert restored.slack == 1e-6  # the handle carries the slack, like the ceiling
+    futures = client.map(_spend_rr, [acc] * 26, pure=False)
+    assert len(client.gather(futures, errors="skip")) == 20
+    assert len(acc.spends) == 20 and acc.total().epsilon == pytest.approx(10.0)
+    assert acc.total(slack=1e-6).epsilon <= 9.0
+
+
 def test_a_worker_killed_after_its_spend_loses_no_recorded_spend(client):
     acc = BudgetAccountant(client=client)
     future = client.submit(_spend_then_die, acc, 0.5, pure=False)
