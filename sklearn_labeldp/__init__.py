@@ -1,7 +1,8 @@
 """sklearn-labeldp: learning with label differential privacy, the scikit-learn way.
 
-Features are public, labels are private: every estimator here touches ``y``
-only through a differentially private mechanism and reports what it spent in
+Features are public, labels (classes or real values) are private: every
+estimator here touches ``y`` only through a differentially private mechanism
+and reports what it spent in
 ``epsilon_``, ``delta_`` and ``privacy_spend_``. The estimators, the private
 search, the accountant and the library's errors and warnings are importable
 from here; each subpackage keeps its own names too.
@@ -23,11 +24,13 @@ from .exceptions import (
 )
 from .linear_model import (
     DPLeastSquaresClassifier,
+    DPLeastSquaresRegressor,
     DPLinearSVC,
     DPLogisticRegression,
     NormalizedRandomFourierFeatures,
 )
 from .model_selection import PrivateGridSearchCV
+from .regression import NoisyLabelRegressor
 
 __version__ = "0.1.0.dev0"
 
@@ -37,8 +40,10 @@ __all__ = [
     "BudgetError",
     "ConvergenceError",
     "DPLeastSquaresClassifier",
+    "DPLeastSquaresRegressor",
     "DPLinearSVC",
     "DPLogisticRegression",
+    "NoisyLabelRegressor",
     "NormalizedRandomFourierFeatures",
     "PATEClassifier",
     "PrivacyBudget",

@@ -31,14 +31,17 @@ from sklearn_labeldp.linear_model import (
     DPLogisticRegression,
     NormalizedRandomFourierFeatures,
 )
+from sklearn_labeldp.linear_model import DPLeastSquaresRegressor
 from sklearn_labeldp.model_selection import PrivateGridSearchCV
 from sklearn_labeldp.priors import ClusterPrior
+from sklearn_labeldp.regression import NoisyLabelRegressor
 from sklearn_labeldp.utils import all_estimators
 
 HAS_TORCH = all(importlib.util.find_spec(name) is not None for name in ("torch", "skorch"))
 
 META_ESTIMATORS = (
-    RRWithPriorClassifier, VectorApproxClassifier, ALIBIClassifier, PATEClassifier
+    RRWithPriorClassifier, VectorApproxClassifier, ALIBIClassifier, PATEClassifier,
+    NoisyLabelRegressor,
 )
 
 # A large epsilon keeps the noisy labels close to the true ones, so the checks
@@ -115,6 +118,14 @@ INSTANCES = [
         LogisticRegression(), n_teachers=2, n_queries=0.99, epsilon=1e3, threshold=0.5,
         random_state=0,
     ),
+    # Regressors: without label_range (the checks' targets vary) the range is
+    # inferred, with a leak warning; a large epsilon keeps the released labels close.
+    NoisyLabelRegressor(KNeighborsRegressor(n_neighbors=3), epsilon=30.0, random_state=0),
+    NoisyLabelRegressor(KNeighborsRegressor(n_neighbors=3), epsilon=30.0, mechanism="laplace",
+                        random_state=0),
+    DPLeastSquaresRegressor(epsilon=1e6, alpha=1e-6, random_state=0),
+    DPLeastSquaresRegressor(epsilon=1e6, alpha=1e-6, privacy="full", data_norm=10.0,
+                            random_state=0),
     # One nearest neighbour fits any holdout part, however small.
     PrivateGridSearchCV(
         RRWithPriorClassifier(KNeighborsClassifier(n_neighbors=1), epsilon=8.0),

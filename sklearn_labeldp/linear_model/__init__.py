@@ -4,9 +4,11 @@ from ..exceptions import RowClippingWarning
 from ._erm import DPLinearSVC, DPLogisticRegression
 from ._kernels import NormalizedRandomFourierFeatures
 from ._least_squares import DPLeastSquaresClassifier
+from ._least_squares_regression import DPLeastSquaresRegressor
 
 __all__ = [
     "DPLeastSquaresClassifier",
+    "DPLeastSquaresRegressor",
     "DPLinearSVC",
     "DPLogisticRegression",
     "NormalizedRandomFourierFeatures",

@@ -2,7 +2,8 @@
 
 The randomizers (randomized response, RRTop-k, RRWithPrior, RAPPOR, additive
 noise on the one-hot label, noisy label histograms, and for real-valued labels
-RR-on-Bins and Laplace, Gaussian or staircase noise) read true labels, and the
+RR-on-Bins, the optimal unbiased randomizer and Laplace, Gaussian or staircase
+noise) read true labels, and the
 PATE aggregators read votes of teachers trained on them; they are not the only
 code that does. An estimator reads its labels only through
 ``PrivateLabels.release``, and whatever runs inside a release reads them,
@@ -46,6 +47,7 @@ from ._rr_with_prior import (
     rr_with_prior_distribution,
     top_k_mask,
 )
+from ._unbiased import unbiased_randomizer, unbiased_randomizer_distribution
 
 __all__ = [
     "alibi_posterior",
@@ -84,4 +86,6 @@ __all__ = [
     "staircase_gamma",
     "staircase_label",
     "top_k_mask",
+    "unbiased_randomizer",
+    "unbiased_randomizer_distribution",
 ]

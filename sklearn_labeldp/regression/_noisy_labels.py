@@ -1,0 +1,424 @@
+"""NoisyLabelRegressor: any regressor fitted on labels released by a label randomizer.
+
+The randomizers are those of Ghazi et al. (2023) for regression with label DP:
+RR-on-Bins, their optimum under a prior, and the baselines (Laplace, Gaussian
+and staircase noise on labels clipped to the public range), with the optimal
+unbiased randomizer of Badanidiyuru et al. (2023). The prior of the first two
+is public, or a DP histogram of the labels that spends part of the budget.
+"""
+
+import math
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import MetaEstimatorMixin, _fit_context, clone, is_classifier
+from sklearn.neighbors import KNeighborsRegressor
+from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import (
+    _num_samples,
+    check_is_fitted,
+    has_fit_parameter,
+    indexable,
+)
+
+from .._base import (
+    _TRIAL_ROWS,
+    TrialTypeError,
+    check_sample_weight,
+    quick_trial,
+    seed_estimator,
+    subset_fit_params,
+    trial_rows,
+)
+from ..accounting import PrivacyBudget, PrivacySpend, gaussian_rho, gaussian_sigma_for_approx_dp
+from ..mechanisms import (
+    gaussian_label,
+    laplace_label,
+    optimal_bins,
+    rr_on_bins,
+    staircase_gamma,
+    staircase_label,
+    unbiased_randomizer,
+)
+from ..mechanisms._regression import _check_value_prior
+from ._base import BaseLabelDPRegressor
+from ._priors import auto_prior_size, label_grid, value_histogram
+
+__all__ = ["NoisyLabelRegressor"]
+
+_MECHANISMS = ("rr_on_bins", "laplace", "gaussian", "staircase", "unbiased")
+_USES_PRIOR = ("rr_on_bins", "unbiased")
+_NAMES = {"rr_on_bins": "RR-on-Bins", "laplace": "Laplace label noise",
+          "gaussian": "Gaussian label noise", "staircase": "staircase label noise",
+          "unbiased": "optimal unbiased randomizer"}
+# The share of epsilon that buys the DP histogram prior when prior_epsilon="auto".
+AUTO_PRIOR_SHARE = 0.1
+
+
+class NoisyLabelRegressor(MetaEstimatorMixin, BaseLabelDPRegressor):
+    """A regressor fitted on real labels privatised by a label randomizer.
+
+    Every label, clipped to the public ``label_range``, goes once through the
+    chosen eps-label-DP randomizer, and a clone of ``estimator`` is fitted on
+    the released labels: the model is post-processing of the release, so the
+    fit is eps-label-DP (Ghazi et al. 2023).
+
+    - ``"rr_on_bins"`` (default): RR-on-Bins
+      (:func:`~sklearn_labeldp.mechanisms.rr_on_bins`), the randomizer of
+      least expected squared (or absolute, ``loss``) error under a prior over
+      the labels, among all eps-label-DP randomizers.
+    - ``"unbiased"``: the optimal unbiased randomizer of Badanidiyuru et al.
+      (2023) (:func:`~sklearn_labeldp.mechanisms.unbiased_randomizer`):
+      ``E[release] = y``, with the least variance under the prior.
+    - ``"laplace"``, ``"gaussian"``, ``"staircase"``: additive noise on the
+      clipped labels (:func:`~sklearn_labeldp.mechanisms.laplace_label`,
+      :func:`~sklearn_labeldp.mechanisms.gaussian_label` at ``(epsilon,
+      delta)``, :func:`~sklearn_labeldp.mechanisms.staircase_label`); no prior.
+
+    The prior of the first two is ``prior`` when given (public), or else a DP
+    histogram of the labels rounded to ``n_prior_values`` evenly spaced
+    values of the range, released with discrete Laplace noise at
+    ``prior_epsilon``; the randomizer then runs at ``epsilon -
+    prior_epsilon`` and, by sequential composition, the fit is
+    ``epsilon``-label-DP.
+
+    Parameters
+    ----------
+    estimator : regressor, default=None
+        Fitted on the released labels; ``None`` is
+        ``KNeighborsRegressor(n_neighbors=10)``. It receives ``X`` as given
+        (a DataFrame for a ``ColumnTransformer`` pipeline, a sparse matrix).
+    epsilon : float, default=1.0
+        Label-DP epsilon of the whole fit, > 0.
+    delta : float, default=1e-5
+        In (0, 1); used by ``mechanism="gaussian"`` only (the others are pure
+        eps-DP and record delta 0).
+    label_range : tuple (low, high), default=None
+        Public range of the labels; labels outside it are clipped. ``None``
+        takes the smallest and largest label of ``y``, which reveals them,
+        and warns with a :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`.
+    mechanism : {"rr_on_bins", "unbiased", "laplace", "gaussian", "staircase"}, \
+            default="rr_on_bins"
+    prior : tuple (values, probabilities), default=None
+        A public prior over label values in ``label_range`` (for
+        ``"rr_on_bins"`` and ``"unbiased"`` only); ``None`` releases a DP
+        histogram of the labels.
+    prior_epsilon : float or "auto", default="auto"
+        Epsilon of the DP histogram (``prior=None`` with ``"rr_on_bins"`` or
+        ``"unbiased"``), in ``(0, epsilon)``; ``"auto"`` is ``0.1 *
+        epsilon``.
+    n_prior_values : int or "auto", default="auto"
+        Values of the histogram's grid (>= 2), evenly spaced over the range
+        ends included. ``"auto"``: ``n * prior_epsilon / 50`` between 4 and 64
+        (at most 17 for ``"unbiased"``, whose linear program grows with it), so
+        that a cell holds on average about 50 / prior_epsilon labels, some 18
+        standard deviations of its noise (see :func:`auto_prior_size`).
+    loss : {"squared", "absolute"}, default="squared"
+        The loss RR-on-Bins' bins minimise (``"rr_on_bins"``) or the staircase's
+        ``gamma`` is optimised for (``"staircase"``).
+    random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
+        Randomness of the mechanism: fresh entropy for every fit with ``None``
+        or ``"secure"``; an int or generator is a replay key, and pickling a
+        model fitted with one warns (see :ref:`randomness`).
+    accountant : BudgetAccountant, default=None
+        Charged with ``(epsilon, delta_)`` before any label is read.
+
+    Attributes
+    ----------
+    estimator_ : regressor
+        The clone of ``estimator`` fitted on the released labels.
+    privatized_labels_ : ndarray of shape (n_samples,)
+        The released labels.
+    prior_ : tuple (values, probabilities) or None
+        The prior the randomizer used: ``prior``, the DP histogram, or None.
+    label_range_ : tuple of float
+    mechanism_params_ : dict
+        ``"mechanism"``, ``"mechanism_epsilon"`` (the randomizer's epsilon) and,
+        as they apply, ``"prior_epsilon"``, ``"n_prior_values"``,
+        ``"bin_outputs"`` (RR-on-Bins' outputs), ``"noise_std"``, ``"rho"``
+        (Gaussian) and ``"gamma"`` (staircase), all public or computed from
+        the DP prior.
+    epsilon_, delta_ : float
+    privacy_spend_ : PrivacySpend
+        A leaf for the randomizer; with a DP histogram, a sequential
+        composition of the histogram and the randomizer.
+    n_features_in_ : int
+    feature_names_in_ : ndarray
+        Those of ``estimator_``, when it sets them.
+
+    References
+    ----------
+    .. [1] B. Ghazi, P. Kamath, R. Kumar, E. Leeman, P. Manurangsi, A. Varadarajan,
+       C. Zhang. Regression with label differential privacy. ICLR 2023.
+    .. [2] A. Badanidiyuru, B. Ghazi, P. Kamath, R. Kumar, E. Leeman, P. Manurangsi,
+       A. Varadarajan, C. Zhang. Optimal unbiased randomizers for regression with
+       label differential privacy. NeurIPS 2023.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_friedman1
+    >>> from sklearn.ensemble import HistGradientBoostingRegressor
+    >>> from sklearn_labeldp import NoisyLabelRegressor
+    >>> X, y = make_friedman1(3000, random_state=0)
+    >>> reg = NoisyLabelRegressor(HistGradientBoostingRegressor(), epsilon=4.0,
+    ...                           label_range=(0, 30), random_state=0).fit(X, y)
+    >>> bool(reg.score(X, y) > 0.8), reg.privacy_spend_.mechanism
+    (True, 'RR-on-Bins+DP histogram prior')
+    >>> reg.mechanism_params_["prior_epsilon"], reg.mechanism_params_["n_prior_values"]
+    (0.4, 24)
+    """
+
+    _dp_outputs = ("privatized_labels_", "prior_", "prior_.*")
+    _derived_attributes = (
+        *BaseLabelDPRegressor._derived_attributes,
+        "mechanism_params_.*",
+        "label_range_.*",
+        "estimator_",
+        "estimator_.*",
+    )
+
+    _parameter_constraints: dict = {
+        **BaseLabelDPRegressor._parameter_constraints,
+        "estimator": [HasMethods(["fit", "predict"]), None],
+        "delta": [Interval(Real, 0, 1, closed="neither")],
+        "mechanism": [StrOptions(set(_MECHANISMS))],
+        "prior": [tuple, list, None],
+        "prior_epsilon": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "n_prior_values": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
+        "loss": [StrOptions({"squared", "absolute"})],
+    }
+
+    def __init__(self, estimator=None, *, epsilon=1.0, delta=1e-5, label_range=None,
+                 mechanism="rr_on_bins", prior=None, prior_epsilon="auto",
+                 n_prior_values="auto", loss="squared", random_state=None, accountant=None):
+        self.estimator = estimator
+        self.epsilon = epsilon
+        self.delta = delta
+        self.label_range = label_range
+        self.mechanism = mechanism
+        self.prior = prior
+        self.prior_epsilon = prior_epsilon
+        self.n_prior_values = n_prior_values
+        self.loss = loss
+        self.random_state = random_state
+        self.accountant = accountant
+
+    def _get_estimator(self):
+        return KNeighborsRegressor(n_neighbors=10) if self.estimator is None else self.estimator
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        base = get_tags(self._get_estimator()).input_tags
+        for name in ("sparse", "allow_nan", "string", "categorical"):
+            setattr(tags.input_tags, name, getattr(base, name))
+        return tags
+
+    def _validate_X(self, X, *, reset):
+        # As scikit-learn's meta-estimators: X reaches the base as given, which
+        # validates it (first in the trial fit, before the charge).
+        if X is None:
+            raise ValueError(f"{type(self).__name__} requires X; got None.")
+        return indexable(X)[0]
+
+    # The base estimator's parameters are validated by its own fit.
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the base estimator on the released labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Public features, passed to the base estimator as given.
+        y : array-like of shape (n_samples,)
+            Private real labels; read only by the randomizer.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Public, label-independent weights passed to the base estimator;
+            finite and >= 0, checked before any budget is charged.
+
+        Returns
+        -------
+        self : object
+        """
+        return self._fit_or_discard(X, y, sample_weight)
+
+    def _fit_params(self, X, sample_weight):
+        if sample_weight is None:
+            return {}
+        if not has_fit_parameter(self._get_estimator(), "sample_weight"):
+            raise ValueError(f"the base estimator {type(self._get_estimator()).__name__} "
+                             "does not accept sample_weight.")
+        return {"sample_weight": check_sample_weight(sample_weight, X)}
+
+    # ------------------------------------------------------------------ the plan
+
+    def _prior_plan(self, n_samples, label_range):
+        """The prior's source, its epsilon and grid; public only."""
+        if self.mechanism not in _USES_PRIOR:
+            if self.prior is not None or self.prior_epsilon != "auto" or \
+                    self.n_prior_values != "auto":
+                raise ValueError(
+                    f"mechanism={self.mechanism!r} uses no prior: leave prior, prior_epsilon "
+                    "and n_prior_values at their defaults (they apply to 'rr_on_bins' and "
+                    "'unbiased')."
+                )
+            return {"prior_epsilon": 0.0}
+        if self.prior is not None:
+            if self.prior_epsilon != "auto" or self.n_prior_values != "auto":
+                raise ValueError(
+                    "a public prior costs no budget and has its own values: leave "
+                    "prior_epsilon and n_prior_values at 'auto' when prior is given."
+                )
+            values, probabilities, order = _check_value_prior(self.prior, label_range)
+            return {"prior_epsilon": 0.0, "prior": (values, probabilities)}
+        prior_epsilon = (AUTO_PRIOR_SHARE * self.epsilon if self.prior_epsilon == "auto"
+                         else float(self.prior_epsilon))
+        if not prior_epsilon < self.epsilon:
+            raise ValueError(
+                f"prior_epsilon={self.prior_epsilon!r} must be < epsilon={self.epsilon!r}: "
+                "the rest of epsilon pays for the randomizer."
+            )
+        size = self.n_prior_values
+        if size == "auto":
+            size = auto_prior_size(n_samples, prior_epsilon,
+                                   upper=17 if self.mechanism == "unbiased" else 64)
+        return {"prior_epsilon": prior_epsilon, "n_prior_values": int(size),
+                "grid": label_grid(label_range, int(size))}
+
+    def _mechanism_spend(self, epsilon, params):
+        name = _NAMES[self.mechanism]
+        if self.mechanism == "gaussian":
+            return PrivacySpend.leaf(name, epsilon, self.delta, rho=params["rho"])
+        return PrivacySpend.leaf(name, epsilon)
+
+    def _plan_fit(self, X, label_range, rng):
+        estimator = self._get_estimator()
+        if is_classifier(estimator):
+            raise ValueError(
+                f"{type(self).__name__}: `estimator` must be a regressor, fitted on the "
+                f"released real labels; got the classifier {type(estimator).__name__}."
+            )
+        n_samples = _num_samples(X)
+        plan = self._prior_plan(n_samples, label_range)
+        epsilon = self.epsilon - plan["prior_epsilon"]
+        params = {"mechanism": self.mechanism, "mechanism_epsilon": epsilon}
+        width = label_range[1] - label_range[0]
+        if self.mechanism == "gaussian":
+            sigma = gaussian_sigma_for_approx_dp(epsilon, self.delta, sensitivity=width)
+            if not math.isfinite(sigma):
+                raise ValueError(f"epsilon={self.epsilon!r} is too small for any finite "
+                                 f"Gaussian noise at delta={self.delta!r}.")
+            params.update(noise_std=sigma, rho=gaussian_rho(width, sigma))
+        elif self.mechanism == "laplace":
+            params["noise_scale"] = width / epsilon
+        elif self.mechanism == "staircase":
+            params["gamma"] = staircase_gamma(epsilon, loss=self.loss)
+        if "prior" in plan:
+            self._bins(plan, plan["prior"], params, label_range, epsilon)
+        spend = self._mechanism_spend(epsilon, params)
+        if plan["prior_epsilon"] > 0:
+            params.update(prior_epsilon=plan["prior_epsilon"],
+                          n_prior_values=plan["n_prior_values"])
+            histogram = PrivacySpend.leaf("noisy value histogram", plan["prior_epsilon"],
+                                          n_values=plan["n_prior_values"])
+            spend = PrivacySpend(
+                f"{_NAMES[self.mechanism]}+DP histogram prior", PrivacyBudget(self.epsilon),
+                {"prior_epsilon": plan["prior_epsilon"]}, "sequential", (histogram, spend),
+            )
+        plan.update(params=params, mechanism_epsilon=epsilon, label_range=label_range)
+        return spend, plan
+
+    def _bins(self, plan, prior, params, label_range, epsilon):
+        """RR-on-Bins' outputs for a known prior (public or the DP histogram)."""
+        if self.mechanism == "rr_on_bins":
+            params["bin_outputs"] = optimal_bins(epsilon=epsilon, prior=prior,
+                                                 label_range=label_range, loss=self.loss)[0]
+
+    # ------------------------------------------------------ label-free checks
+
+    def _check_before_charge(self, X, label_range, plan, fit_params):
+        """Fit a clone of the base on a few public rows with label-free targets.
+
+        A configuration error (a DataFrame the base cannot read, an estimator
+        parameter out of range, too few rows for its neighbours) surfaces here,
+        before the charge, instead of after the labels were spent.
+        """
+        n_rows = min(_num_samples(X), _TRIAL_ROWS)
+        rows = trial_rows(X, n_rows)
+        estimator = quick_trial(seed_estimator(clone(self._get_estimator()),
+                                               np.random.default_rng(0)))
+        targets = np.linspace(label_range[0], label_range[1], rows.size)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                estimator.fit(_safe_indexing(X, rows), targets,
+                              **subset_fit_params(fit_params, rows, _num_samples(X)))
+        except Exception as exc:
+            error = TrialTypeError if isinstance(exc, TypeError) else ValueError
+            raise error(
+                f"{type(self).__name__}: the base estimator (parameter `estimator`, "
+                f"{type(estimator).__name__}) failed a trial fit on {rows.size} public rows "
+                f"with label-free targets, so no budget was spent: {exc}"
+            ) from exc
+
+    # ------------------------------------------------------------ the release
+
+    def _release(self, labels, mechanism, rng, cost, what, **kwargs):
+        return labels.release(
+            mechanism, np.arange(labels.n_samples), privacy_cost=cost,
+            failure=(f"{type(self).__name__}: {what} failed after the budget was charged; "
+                     "the details are withheld because they may depend on the labels, and "
+                     "the budget stays spent."),
+            random_state=rng, **kwargs,
+        )
+
+    def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
+        label_range, epsilon, params = plan["label_range"], plan["mechanism_epsilon"], \
+            dict(plan["params"])
+        prior = plan.get("prior")
+        if plan["prior_epsilon"] > 0:
+            counts = self._release(labels, value_histogram, mechanism_rng, plan["prior_epsilon"],
+                                   "the DP histogram of the labels", epsilon=plan["prior_epsilon"],
+                                   grid=plan["grid"])
+            prior = (plan["grid"], counts)
+            self._bins(plan, prior, params, label_range, epsilon)
+        kwargs = {"epsilon": epsilon, "label_range": label_range}
+        if self.mechanism == "rr_on_bins":
+            kwargs.update(prior=prior, loss=self.loss)
+        elif self.mechanism == "unbiased":
+            kwargs["prior"] = prior
+        elif self.mechanism == "gaussian":
+            kwargs["delta"] = self.delta
+        elif self.mechanism == "staircase":
+            kwargs["gamma"] = params["gamma"]
+        mechanisms = {"rr_on_bins": rr_on_bins, "unbiased": unbiased_randomizer,
+                      "laplace": laplace_label, "gaussian": gaussian_label,
+                      "staircase": staircase_label}
+        noisy = self._release(labels, mechanisms[self.mechanism], mechanism_rng, epsilon,
+                              _NAMES[self.mechanism], **kwargs)
+        # Post-processing: the base model sees the released labels only.
+        estimator = seed_estimator(clone(self._get_estimator()), estimator_rng)
+        estimator.fit(X, noisy, **fit_params)
+        fitted = {"estimator_": estimator, "privatized_labels_": noisy, "prior_": prior,
+                  "mechanism_params_": params}
+        for name in ("n_features_in_", "feature_names_in_"):
+            if hasattr(estimator, name):
+                fitted[name] = getattr(estimator, name)
+        return fitted
+
+    # -------------------------------------------------------------- predicting
+
+    def predict(self, X):
+        """Predict with the model fitted on the released labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), float64
+        """
+        check_is_fitted(self)
+        return np.asarray(self.estimator_.predict(X), dtype=np.float64)
