@@ -57,6 +57,7 @@ from .utils import (
     is_dask_frame,
     spawn_generators,
 )
+from .utils._logging import logger
 
 
 def _estimator_has(attr):
@@ -377,6 +378,8 @@ class BaseLabelDPClassifier(
         self._check_before_charge(X, classes.size, plan, fit_params)
         accountant = default_accountant() if self.accountant is None else self.accountant
         accountant.spend(spend)  # BudgetError here: no label used yet
+        logger.info("%s charged epsilon=%.6g, delta=%.6g (%s)", type(self).__name__,
+                    spend.epsilon, spend.delta, spend.mechanism)
         fitted = self._fit_private(
             X,
             PrivateLabels(codes, classes.size, spend.epsilon),
@@ -394,6 +397,8 @@ class BaseLabelDPClassifier(
         self.delta_ = spend.delta
         if feature_names is not None:  # as validate_data records a pandas DataFrame's
             self.feature_names_in_ = feature_names
+        if hasattr(self, "mechanism_params_"):
+            logger.debug("%s resolved %s", type(self).__name__, self.mechanism_params_)
 
     def _dask_frames_as_arrays(self, X, y):
         """A dask DataFrame/Series as dask arrays (fitted blockwise where supported),

@@ -16,6 +16,7 @@ from .._base import ReplayKeyWarningMixin
 from .._target_adapters import TargetReuseMixin
 from ..accounting import BudgetAccountant, PrivacyBudget, default_accountant
 from ..utils import SECURE, forget_derived_seeds, is_dask_frame, spawn_generators
+from ..utils._logging import logger
 from ._strategies import (
     ChargeReached,
     PlanningAccountant,
@@ -173,6 +174,11 @@ class PrivateGridSearchCV(
         secret as the labels.
     n_jobs : int, default=None
         Parallel candidate fits (joblib); ``None`` means 1.
+    verbose : int, default=0
+        Above 0, a progress bar (tqdm, when installed) counts the candidate
+        fits: counts and times only. ``"random_stopping"`` shows none over its
+        rounds unless ``publish_rounds=True``: their number is part of what its
+        guarantee keeps secret.
     accountant : BudgetAccountant, default=None
         Charged with the whole spend of the search before any label is used
         (the candidates' own fits are not charged again). ``None`` uses the
@@ -285,6 +291,7 @@ class PrivateGridSearchCV(
         "publish_rounds": ["boolean"],
         "random_state": ["random_state", np.random.Generator, StrOptions({SECURE})],
         "n_jobs": [Integral, None],
+        "verbose": ["verbose"],
         "accountant": [BudgetAccountant, None],
     }
 
@@ -302,6 +309,7 @@ class PrivateGridSearchCV(
         publish_rounds=False,
         random_state=None,
         n_jobs=None,
+        verbose=0,
         accountant=None,
     ):
         self.estimator = estimator
@@ -315,6 +323,7 @@ class PrivateGridSearchCV(
         self.publish_rounds = publish_rounds
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
         self.accountant = accountant
 
     # ------------------------------------------------------------------ checks
@@ -517,6 +526,7 @@ class PrivateGridSearchCV(
             stopping_probability=self.stopping_probability,
             validation_fraction=self.validation_fraction,
             publish_rounds=self.publish_rounds,
+            verbose=self.verbose,
             resolve_accountant=self._accountant,
             configure=self._configured,
             plan_candidates=self._plan_candidates,
@@ -539,6 +549,9 @@ class PrivateGridSearchCV(
         self.privacy_spend_ = spend
         self.epsilon_ = spend.epsilon
         self.delta_ = spend.delta
+        logger.info("%s charged epsilon=%.6g, delta=%.6g (%s); selected candidate %d of %d",
+                    type(self).__name__, spend.epsilon, spend.delta, spend.mechanism,
+                    best_index, len(candidates))
         return self
 
     @staticmethod

@@ -32,6 +32,7 @@ import warnings
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
@@ -44,7 +45,7 @@ from .._base import seed_estimator
 from .._private_labels import PrivateLabels
 from ..accounting import BudgetAccountant, PrivacyBudget, PrivacySpend
 from ..exceptions import BudgetError
-from ..utils import SealedCall, derived_random_state
+from ..utils import SealedCall, derived_random_state, progress
 from ._exponential import exponential_mechanism
 
 # The fixed texts of the errors the search's releases raise when a computation on
@@ -92,6 +93,10 @@ class SearchContext:
         Share of the rows ``"random_stopping"`` validates on.
     publish_rounds : bool
         Whether ``"random_stopping"`` releases every round.
+    verbose : int
+        A progress bar over the candidate fits when > 0 (counts and times
+        only; none over ``"random_stopping"``'s rounds unless they are
+        published: their number is part of what its theorem keeps secret).
     resolve_accountant : callable () -> BudgetAccountant
         The accountant the search charges: its own, else the private step's,
         else the process-wide default; resolved when the strategy charges.
@@ -113,6 +118,7 @@ class SearchContext:
     stopping_probability: float
     validation_fraction: float
     publish_rounds: bool
+    verbose: int
     resolve_accountant: Callable
     configure: Callable
     plan_candidates: Callable
@@ -192,7 +198,7 @@ def _fit_candidate(estimator, X, y, record_warnings=False):
     return estimator, caught
 
 
-def _fit_on_parts(y, *, configured, X, parts, n_jobs, task_failure):
+def _fit_on_parts(y, *, configured, X, parts, n_jobs, task_failure, show_progress):
     """Fit candidate ``i`` on the rows of ``parts[i]``; ``y`` holds their labels in order.
 
     A mechanism in the sense of :class:`PrivateLabels`: it reads the labels of
@@ -200,10 +206,10 @@ def _fit_on_parts(y, *, configured, X, parts, n_jobs, task_failure):
     """
     labels = np.split(y, np.cumsum([part.size for part in parts])[:-1])
     return _fit_all(configured, [_safe_indexing(X, part) for part in parts], labels, n_jobs,
-                    failure=task_failure)
+                    failure=task_failure, show_progress=show_progress)
 
 
-def _fit_all(configured, Xs, ys, n_jobs, *, failure):
+def _fit_all(configured, Xs, ys, n_jobs, *, failure, show_progress=False):
     """Fit every candidate, in this thread or in joblib's workers, each sealed.
 
     In this thread (one job) each fit's public warnings are recorded
@@ -215,15 +221,18 @@ def _fit_all(configured, Xs, ys, n_jobs, *, failure):
     there (:class:`~sklearn_labeldp.utils.SealedCall`): a worker has its own
     file descriptors, filters and loggers, which the search's seal does not
     reach, and a losing candidate's output must not reach the user from there.
+    With ``show_progress``, a bar counts the finished fits (the one channel a
+    seal leaves open, :func:`~sklearn_labeldp.utils.progress`).
     """
     work = list(zip(configured, Xs, ys, strict=True))
+    bar = partial(progress, total=len(work), desc="candidate fits", enabled=show_progress)
     if effective_n_jobs(n_jobs) == 1:
         return [_fit_candidate(estimator, X_part, y_part, True)
-                for estimator, X_part, y_part in work]
+                for estimator, X_part, y_part in bar(work)]
     task = SealedCall(_fit_candidate, failure=failure)
-    return Parallel(n_jobs=n_jobs)(
+    return list(bar(Parallel(n_jobs=n_jobs, return_as="generator")(
         delayed(task)(estimator, X_part, y_part) for estimator, X_part, y_part in work
-    )
+    )))
 
 
 def emit_selected_warnings(planning, fitted, stacklevel):
@@ -296,7 +305,7 @@ def fit_holdout(context, X, y, rng):
     fitted = labels.release(
         _fit_on_parts, np.concatenate(parts[:m]), privacy_cost=spend.epsilon,
         failure=fit_failure, configured=configured, X=X, parts=parts[:m],
-        n_jobs=context.n_jobs, task_failure=fit_failure,
+        n_jobs=context.n_jobs, task_failure=fit_failure, show_progress=context.verbose > 0,
     )
     models = [model for model, _ in fitted]
     best = labels.release(
@@ -315,7 +324,7 @@ def fit_holdout(context, X, y, rng):
 
 
 def _run_rounds(y, *, configured, X, train, val, epsilon, rng, n_jobs, task_failure,
-                publish):
+                publish, show_progress):
     """Random stopping's rounds and their selection: the 3 * eps0-DP algorithm.
 
     Every round fits its candidate on the training rows and scores it on the
@@ -328,7 +337,7 @@ def _run_rounds(y, *, configured, X, train, val, epsilon, rng, n_jobs, task_fail
     X_train, y_train = _safe_indexing(X, train), y[: train.size]
     rounds = len(configured)
     fitted = _fit_all(configured, [X_train] * rounds, [y_train] * rounds, n_jobs,
-                      failure=task_failure)
+                      failure=task_failure, show_progress=show_progress and publish)
     models = [model for model, _ in fitted]
     noisy = _noisy_accuracies(y[train.size:], models=models, X=_safe_indexing(X, val),
                               epsilon=epsilon, rng=rng)
@@ -402,7 +411,7 @@ def fit_random_stopping(context, X, y, rng):
         failure=ROUNDS_FAILURE,
         configured=configured, X=X, train=train, val=val, epsilon=eps0, rng=noise_rng,
         n_jobs=context.n_jobs, task_failure=FIT_FAILURE.format(strategy="random_stopping"),
-        publish=context.publish_rounds,
+        publish=context.publish_rounds, show_progress=context.verbose > 0,
     )
     best = int(drawn[won["round"]])
     # The winner's public warnings (module docstring); the losers' are not released,
@@ -452,13 +461,14 @@ def fit_post_processing(context, X, y, rng):
         seed_estimator(clone(_base_estimator(context, template, params)), child)
         for params, child in zip(candidates, base_rng.spawn(len(candidates)), strict=True)
     ]
-    observed = np.array(
-        Parallel(n_jobs=context.n_jobs)(
-            delayed(_agreement)(reuse, base, X, train, test)
-            for base in bases
-            for train, test in folds
-        )
-    ).reshape(len(candidates), len(folds))
+    fits = Parallel(n_jobs=context.n_jobs, return_as="generator")(
+        delayed(_agreement)(reuse, base, X, train, test)
+        for base in bases
+        for train, test in folds
+    )
+    observed = np.array(list(progress(
+        fits, total=len(bases) * len(folds), desc="candidate fits", enabled=context.verbose > 0,
+    ))).reshape(len(candidates), len(folds))
     debiased = reuse.debias(observed)
     mean = debiased.mean(axis=1)
     best = int(np.argmax(mean))

@@ -106,7 +106,8 @@ class DPSGDTraining(Training):
     per_example_gradients = True
 
     def __init__(self, noise_multiplier, max_grad_norm, sample_rate, steps_per_epoch, n_samples,
-                 rng):
+                 rng, show_progress=False):
+        self.show_progress = show_progress
         self.noise_multiplier = noise_multiplier
         self.max_grad_norm = max_grad_norm
         self.sample_rate = sample_rate
@@ -267,6 +268,10 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         (see :ref:`randomness`).
     accountant : BudgetAccountant, default=None
         Charged with ``(epsilon_, delta_)`` before any label is used.
+    verbose : int, default=0
+        Above 0, a progress bar (tqdm, when installed) over the epochs: counts
+        and times only. The network's own log stays silent (it would show the
+        losses on the true labels).
 
     Attributes
     ----------
@@ -359,6 +364,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         "estimator": [LabelDPNetClassifier, None],
         "delta": [Interval(Real, 0, 1, closed="neither")],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
+        "verbose": ["verbose"],
         "accounting": [
             StrOptions(set(SUBSAMPLED_GAUSSIAN_METHODS)),
             Hidden(StrOptions({"deprecated"})),
@@ -376,6 +382,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         classes=None,
         random_state=None,
         accountant=None,
+        verbose=0,
     ):
         self.estimator = estimator
         self.epsilon = epsilon
@@ -385,6 +392,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         self.classes = classes
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     def _default_estimator(self):
         return LabelDPNetClassifier(MLP, max_epochs=20, batch_size=64, lr=0.1)
@@ -572,6 +580,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             plan["steps_per_epoch"],
             X.shape[0],
             mechanism_rng,
+            show_progress=self.verbose > 0,
         )
         net = self._new_estimator(estimator_rng)
         net = labels.release(

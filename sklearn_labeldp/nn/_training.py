@@ -34,6 +34,7 @@ from skorch.history import History
 from skorch.utils import to_tensor
 from torch import nn
 
+from ..utils import progress
 from ._augment import resolve_image_shape, strong_augment, weak_augment
 from ._callbacks import TargetRefresh
 from ._data import as_tensor, stage
@@ -78,6 +79,8 @@ class Training:
 
     mixes_examples = False
     per_example_gradients = False
+    # A progress bar over the epochs (counts and times only); a mode sets it per fit.
+    show_progress = False
 
     def prepare(self, net, X, seed):
         """Label-free checks on public rows of ``X`` and the state drawn from the fit's ``seed``."""
@@ -113,6 +116,7 @@ class _Combined(Training):
         self.modes = tuple(modes)
         self.mixes_examples = any(mode.mixes_examples for mode in self.modes)
         self.per_example_gradients = any(mode.per_example_gradients for mode in self.modes)
+        self.show_progress = any(mode.show_progress for mode in self.modes)
 
     def prepare(self, net, X, seed):
         for mode in self.modes:
@@ -188,7 +192,9 @@ def train_epochs(net, X, y, training, **fit_params):
         if dataset_valid is not None:
             iterator_valid = net.get_iterator(dataset_valid, training=False)
         train_step = partial(net.train_step, training_mode=training)
-        for _ in range(net.max_epochs):
+        epochs = progress(range(net.max_epochs), desc=f"{type(net).__name__} epochs",
+                          enabled=training.show_progress)
+        for _ in epochs:
             net.notify("on_epoch_begin", **on_epoch_kwargs)
             _run_epoch(net, iterator_train, True, "train", train_step, **fit_params)
             _run_epoch(net, iterator_valid, False, "valid", net.validation_step, **fit_params)

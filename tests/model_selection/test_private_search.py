@@ -610,7 +610,7 @@ def test_a_strategy_needs_only_its_context(data, strategy):
 
     context = strategies.SearchContext(
         estimator=rr(), candidates=list(ParameterGrid(grid)), epsilon=2.0, n_jobs=None, cv=3,
-        stopping_probability=None, validation_fraction=0.5, publish_rounds=False,
+        stopping_probability=None, validation_fraction=0.5, publish_rounds=False, verbose=0,
         resolve_accountant=lambda: accountant, configure=configure,
         plan_candidates=plan_candidates,
     )
@@ -627,3 +627,30 @@ def test_a_strategy_needs_only_its_context(data, strategy):
     for name, column in results.items():
         np.testing.assert_array_equal(column, search.cv_results_[name])
     assert extra.get("best_score_") == getattr(search, "best_score_", None)
+
+
+# ------------------------------------------------------------------ progress
+
+
+@pytest.mark.parametrize(
+    "strategy, publish, bar",
+    [("holdout", False, "3/3"), ("post_processing", False, "6/6"),
+     ("random_stopping", False, None), ("random_stopping", True, "/")],
+)
+def test_verbose_counts_the_candidate_fits_and_never_secret_rounds(
+        data, capfd, strategy, publish, bar):
+    pytest.importorskip("tqdm")
+    X, y = data
+    search = PrivateGridSearchCV(
+        vector_approx(), {"estimator__n_neighbors": [1, 5, 25]}, epsilon=2.0,
+        strategy=strategy, cv=2, publish_rounds=publish, verbose=1, random_state=0,
+        accountant=BudgetAccountant(),
+    )
+    capfd.readouterr()
+    search.fit(X, y)
+    out, err = capfd.readouterr()
+    assert out == ""
+    if bar is None:  # the number of rounds is what random stopping keeps secret
+        assert "candidate fits" not in err
+    else:
+        assert "candidate fits" in err and bar in err

@@ -204,6 +204,19 @@ def test_history_keeps_no_loss_and_no_batch_size(blobs):
     assert clf.estimator_.verbose == 0  # nothing printed during the fit either
 
 
+def test_verbose_shows_a_bar_over_the_epochs_and_nothing_else(blobs, capfd):
+    pytest.importorskip("tqdm")
+    capfd.readouterr()
+    DPSGDClassifier(net(verbose=1), epsilon=3.0, classes=range(K), verbose=1,
+                    random_state=0).fit(*blobs)
+    out, err = capfd.readouterr()
+    assert out == ""
+    assert "LabelDPNetClassifier epochs" in err and "3/3" in err
+    assert "loss" not in err  # the network's log (losses on the true labels) stays shut
+    DPSGDClassifier(net(), epsilon=3.0, classes=range(K), random_state=0).fit(*blobs)
+    assert capfd.readouterr() == ("", "")
+
+
 @pytest.mark.parametrize(
     ("params", "match"),
     [
