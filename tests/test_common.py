@@ -27,11 +27,11 @@ from sklearn_labeldp.classifiers import (
 )
 from sklearn_labeldp.linear_model import (
     DPLeastSquaresClassifier,
+    DPLeastSquaresRegressor,
     DPLinearSVC,
     DPLogisticRegression,
     NormalizedRandomFourierFeatures,
 )
-from sklearn_labeldp.linear_model import DPLeastSquaresRegressor
 from sklearn_labeldp.model_selection import PrivateGridSearchCV
 from sklearn_labeldp.priors import ClusterPrior
 from sklearn_labeldp.regression import NoisyLabelRegressor

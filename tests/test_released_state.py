@@ -57,9 +57,15 @@ from sklearn_labeldp.classifiers import (
     VectorApproxClassifier,
 )
 from sklearn_labeldp.exceptions import PrivacyLeakWarning
-from sklearn_labeldp.linear_model import DPLeastSquaresClassifier, DPLinearSVC, DPLogisticRegression
+from sklearn_labeldp.linear_model import (
+    DPLeastSquaresClassifier,
+    DPLeastSquaresRegressor,
+    DPLinearSVC,
+    DPLogisticRegression,
+)
 from sklearn_labeldp.model_selection import PrivateGridSearchCV
 from sklearn_labeldp.priors import ClusterPrior
+from sklearn_labeldp.regression import NoisyLabelRegressor
 from sklearn_labeldp.utils import all_estimators
 
 CLASSES = [0, 1, 2]
@@ -83,6 +89,10 @@ def _data(kind):
         X = X[:, :1]
     if kind == "wine32":
         X = X.astype(np.float32)
+    if kind == "wine_wide":
+        # A linear regressor releases one coefficient per feature: with squares, 26 of
+        # them, enough random entries for the replay attack to identify the coins.
+        X = np.hstack([X, X**2 / 4])
     return X, y
 
 
@@ -203,6 +213,30 @@ CASES = {
         "wine",
         {},
     ),
+    # Regressors on wine's labels read as numbers in [0, 2].
+    **{
+        f"regressor_{mechanism}": (
+            lambda rs, mechanism=mechanism: NoisyLabelRegressor(
+                DecisionTreeRegressor(max_depth=3), epsilon=2.0, label_range=(0, 2),
+                mechanism=mechanism, random_state=rs),
+            "wine",
+            {"privatized_labels_": "the randomizer's output",
+             "prior_.*": "the DP histogram of the labels",
+             "mechanism_params_.bin_outputs": "RR-on-Bins' outputs follow the DP histogram",
+             **_META_ALLOW},
+        )
+        for mechanism in ("rr_on_bins", "unbiased", "laplace", "gaussian", "staircase")
+    },
+    **{
+        f"dpls_regression_{privacy}": (
+            lambda rs, privacy=privacy: DPLeastSquaresRegressor(
+                epsilon=1.0, label_range=(0, 2), data_norm=4.0, privacy=privacy,
+                random_state=rs),
+            "wine_wide",
+            {},
+        )
+        for privacy in ("label", "full")
+    },
     "search_holdout": (
         lambda rs: _search("holdout", rs),
         "wine_const",

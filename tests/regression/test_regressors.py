@@ -1,0 +1,205 @@
+"""NoisyLabelRegressor and DPLeastSquaresRegressor: privacy records, errors before the charge,
+scikit-learn plumbing, and utility at a large epsilon."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from sklearn.base import clone
+from sklearn.datasets import make_friedman1, make_regression
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.model_selection import GridSearchCV
+from sklearn.neighbors import KNeighborsRegressor
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_labeldp import (
+    BudgetAccountant,
+    DPLeastSquaresRegressor,
+    NoisyLabelRegressor,
+    PrivacyLeakWarning,
+)
+from sklearn_labeldp._private_labels import PrivateLabels, check_real_labels
+from sklearn_labeldp.mechanisms import laplace_label
+
+RANGE = (0.0, 30.0)
+
+
+@pytest.fixture(scope="module")
+def friedman():
+    X, y = make_friedman1(2000, random_state=0)
+    return X, y
+
+
+def test_real_labels_door():
+    labels = PrivateLabels.real_valued(np.array([1, 2, 3]), epsilon=1.0)
+    assert labels.n_classes is None and labels.n_samples == 3
+    out = labels.release(laplace_label, [0, 2], epsilon=1e6, label_range=(0, 3),
+                         random_state=0)
+    assert_allclose(out, [1.0, 3.0], atol=1e-4)
+    with pytest.raises(RuntimeError, match="released twice"):
+        labels.release(laplace_label, [0], epsilon=1.0, label_range=(0, 3))
+    for bad, error, match in [
+        ([1.0, np.nan], ValueError, "finite"), ([[1.0, 2.0]], ValueError, "1-d"),
+        (["a", "b"], TypeError, "real numbers"), ([True, False], TypeError, "real numbers"),
+        ([1 + 1j], ValueError, "Complex"), ([], ValueError, "empty"),
+    ]:
+        with pytest.raises(error, match=match):
+            check_real_labels(bad)
+    with pytest.raises(ValueError, match="X has 3 rows"):
+        check_real_labels([1.0, 2.0], n_samples=3)
+
+
+@pytest.mark.parametrize("mechanism", ["rr_on_bins", "unbiased", "laplace", "gaussian",
+                                       "staircase"])
+def test_spend_records(friedman, mechanism):
+    X, y = friedman
+    accountant = BudgetAccountant(delta=0.5)
+    reg = NoisyLabelRegressor(KNeighborsRegressor(), epsilon=2.0, label_range=RANGE,
+                              mechanism=mechanism, random_state=0, accountant=accountant)
+    reg.fit(X, y)
+    assert accountant.spends == [reg.privacy_spend_]
+    assert reg.epsilon_ == 2.0
+    assert reg.delta_ == (1e-5 if mechanism == "gaussian" else 0.0)
+    assert reg.predict(X).dtype == np.float64
+    if mechanism in ("rr_on_bins", "unbiased"):
+        # The DP histogram takes 10% of the budget, the randomizer the rest.
+        histogram, randomizer = reg.privacy_spend_.parts
+        assert histogram.epsilon == pytest.approx(0.2)
+        assert randomizer.epsilon == pytest.approx(1.8)
+        assert reg.mechanism_params_["mechanism_epsilon"] == pytest.approx(1.8)
+        values, probabilities = reg.prior_
+        assert values.size == reg.mechanism_params_["n_prior_values"]
+        assert probabilities.sum() == pytest.approx(1.0)
+    if mechanism == "rr_on_bins":
+        # Every release is one of the bins' outputs.
+        assert np.isin(reg.privatized_labels_, reg.mechanism_params_["bin_outputs"]).all()
+
+
+def test_public_prior_costs_nothing_extra(friedman):
+    X, y = friedman
+    prior = (np.linspace(0, 30, 7), np.full(7, 1 / 7))
+    reg = NoisyLabelRegressor(epsilon=1.0, label_range=RANGE, prior=prior,
+                              random_state=0).fit(X, y)
+    assert reg.privacy_spend_.composition == "leaf"
+    assert reg.mechanism_params_["mechanism_epsilon"] == 1.0
+    assert reg.prior_ is not None and "prior_epsilon" not in reg.mechanism_params_
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"label_range": (3, 1)}, ValueError, "low < high"),
+    ({"label_range": (0, np.inf)}, ValueError, "label_range"),
+    ({"label_range": "wide"}, ValueError, "label_range"),
+    ({"epsilon": -1.0}, ValueError, "epsilon"),
+    ({"mechanism": "laplace", "prior_epsilon": 0.1}, ValueError, "uses no prior"),
+    ({"prior_epsilon": 2.0}, ValueError, "prior_epsilon=2.0 must be < epsilon"),
+    ({"prior": ([40.0], [1.0])}, ValueError, "prior values must lie"),
+    ({"prior": ([1.0, 2.0], [0.5, 0.6])}, ValueError, "sum to 1"),
+    ({"prior": ([1.0], [1.0]), "prior_epsilon": 0.5}, ValueError, "public prior"),
+    ({"estimator": LogisticRegression()}, ValueError, "must be a regressor"),
+    ({"estimator": KNeighborsRegressor(n_neighbors=-1)}, ValueError, "trial fit"),
+    ({"estimator": make_pipeline(StandardScaler(), KNeighborsRegressor(metric="nope"))},
+     ValueError, "trial fit"),
+])
+def test_bad_configuration_costs_nothing(friedman, kwargs, error, match):
+    X, y = friedman
+    X, y = X[:100], y[:100]
+    accountant = BudgetAccountant()
+    params = {"epsilon": 1.0, "label_range": RANGE, "accountant": accountant, **kwargs}
+    with pytest.raises(error, match=match):
+        NoisyLabelRegressor(**params).fit(X, y)
+    assert accountant.spends == []
+
+
+@pytest.mark.parametrize("make", [
+    lambda a: NoisyLabelRegressor(epsilon=1.0, label_range=RANGE, accountant=a),
+    lambda a: DPLeastSquaresRegressor(epsilon=1.0, label_range=RANGE, accountant=a),
+])
+@pytest.mark.parametrize("X_bad, y_bad, error, match", [
+    (None, [1.0, np.nan], ValueError, "finite"),
+    (None, ["a", "b"], TypeError, "real numbers"),
+    (None, np.ones((2, 2)), ValueError, "1-d"),
+    (None, np.ones(5), ValueError, "rows"),
+    ("nan", None, ValueError, "NaN"),
+])
+def test_bad_data_costs_nothing(friedman, make, X_bad, y_bad, error, match):
+    X, y = friedman[0][:2].copy(), friedman[1][:2]
+    if X_bad == "nan":
+        X[0, 0] = np.nan
+    accountant = BudgetAccountant()
+    with pytest.raises(error, match=match):
+        make(accountant).fit(X, y if y_bad is None else y_bad)
+    assert accountant.spends == []
+
+
+def test_bad_least_squares_configuration_costs_nothing(friedman):
+    X, y = friedman
+    accountant = BudgetAccountant()
+    for kwargs, match in [({"alpha": 0.0}, "alpha"), ({"data_norm": -1.0}, "data_norm"),
+                          ({"privacy": "both"}, "privacy"), ({"delta": 0.0}, "delta"),
+                          ({"label_range": (1, 1)}, "low < high")]:
+        with pytest.raises(ValueError, match=match):
+            DPLeastSquaresRegressor(**{"label_range": RANGE, "accountant": accountant,
+                                       **kwargs}).fit(X, y)
+    assert accountant.spends == []
+
+
+def test_label_range_none_warns(friedman):
+    X, y = friedman
+    for reg in (NoisyLabelRegressor(epsilon=1.0), DPLeastSquaresRegressor(epsilon=1.0)):
+        with pytest.warns(PrivacyLeakWarning, match="label_range"):
+            reg.fit(X, y)
+        assert reg.label_range_ == (y.min(), y.max())
+
+
+def test_least_squares_is_ridge_without_noise():
+    X, y = make_regression(500, n_features=4, noise=1.0, random_state=0)
+    y = y / 10
+    reg = DPLeastSquaresRegressor(epsilon=1e12, alpha=1e-3, label_range=(-100, 100),
+                                  data_norm=100.0, random_state=0).fit(X, y)
+    # The design is [x, R] / sqrt(2) and the labels are scaled by 1 / 100: the same
+    # ridge in those units.
+    Z = np.hstack([X, np.full((500, 1), 100.0)]) / np.sqrt(2)
+    theta = Ridge(alpha=1e-3, fit_intercept=False).fit(Z, y / 100).coef_
+    assert_allclose(reg.coef_, theta[:-1] / np.sqrt(2) * 100, rtol=1e-4)
+    assert reg.score(X, y) > 0.99
+
+
+def test_least_squares_full_dp_records_both_guarantees(friedman):
+    X, y = friedman
+    reg = DPLeastSquaresRegressor(epsilon=2.0, label_range=RANGE, privacy="full",
+                                  data_norm=3.0, random_state=0).fit(X, y)
+    params = reg.mechanism_params_
+    assert sorted(params["noise_stds"]) == ["G", "b"]
+    assert params["label_sensitivities"]["G"] == 0.0
+    # A label change moves b twice as far as adding an example: 4 / (2 s^2) vs 2 / (2 s^2).
+    assert params["rho"] == pytest.approx(2 * params["example_rho"])
+    assert reg.example_epsilon_ < reg.epsilon_
+    assert not hasattr(reg, "clipped_fraction_")
+    assert reg.score(X, y) > 0.5
+
+
+def test_pipeline_clone_pickle_and_search(friedman):
+    X, y = friedman
+    reg = make_pipeline(StandardScaler(), NoisyLabelRegressor(
+        KNeighborsRegressor(), epsilon=8.0, label_range=RANGE))
+    search = GridSearchCV(reg, {"noisylabelregressor__estimator__n_neighbors": [5, 20]},
+                          cv=2).fit(X, y)
+    assert search.best_estimator_.score(X, y) > 0.5
+    fitted = search.best_estimator_
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        restored = pickle.loads(pickle.dumps(fitted))
+    assert_allclose(restored.predict(X[:5]), fitted.predict(X[:5]))
+    assert not hasattr(clone(fitted)[-1], "estimator_")
+
+
+def test_rr_on_bins_regressor_close_to_non_private_at_large_epsilon(friedman):
+    X, y = friedman
+    base = KNeighborsRegressor(n_neighbors=10)
+    private = NoisyLabelRegressor(base, epsilon=8.0, label_range=RANGE,
+                                  random_state=0).fit(X[:1500], y[:1500])
+    public = clone(base).fit(X[:1500], y[:1500])
+    assert private.score(X[1500:], y[1500:]) > public.score(X[1500:], y[1500:]) - 0.1
