@@ -191,9 +191,9 @@ def unbiased_randomizer_distribution(*, epsilon, prior, label_range, n_outputs=N
 
     Returns
     -------
-    outputs : ndarray of shape (n_outputs_,)
-        The output values, ascending.
-    law : ndarray of shape (n_values, n_outputs_)
+    outputs : ndarray of shape (n_released,)
+        The output values, ascending: the grid after the repair's shift.
+    law : ndarray of shape (n_values, n_released)
         Entry ``[i, j]`` is ``P(release = outputs[j] | label = values[i])``,
         the prior's values in the order given. Every entry is positive and
         every column's largest entry is at most ``e^eps`` times its smallest.
