@@ -118,6 +118,18 @@ class PrivateGridSearchCV(
         base learner replaced by the best candidate refitted on all the
         privatised targets (free).
 
+    Regressors. A label-DP regressor
+    (:class:`~sklearn_labeldp.regression.NoisyLabelRegressor`,
+    :class:`~sklearn_labeldp.linear_model.DPLeastSquaresRegressor`) is searched
+    with ``"holdout"`` or ``"random_stopping"``: a mistake count is replaced by
+    the held-out squared error with the predictions and the labels clipped to
+    the regressor's public ``label_range_`` and divided by the range's squared
+    width, so each row adds a value in ``[0, 1]`` and one label still moves the
+    sum by at most 1 (the same sensitivity, hence the same theorems);
+    ``best_score_`` of ``"random_stopping"`` is one minus the noisy mean of that
+    loss, and :meth:`score` is the selected model's R^2. ``"post_processing"``
+    needs the post-processing protocol, which the regressors do not implement.
+
     Warnings and errors. The candidate fits and the selections of
     ``"holdout"`` and ``"random_stopping"`` run sealed, inside the search's
     releases. Of their warnings only the selected candidate's are emitted, and
@@ -132,7 +144,7 @@ class PrivateGridSearchCV(
 
     Parameters
     ----------
-    estimator : label-DP classifier or Pipeline
+    estimator : label-DP classifier or regressor, or Pipeline
         An estimator of this library, or a Pipeline with one such step. The
         search sets its ``epsilon`` (``epsilon / 3`` per round for
         ``"random_stopping"``), its ``accountant`` and its ``random_state``
@@ -540,7 +552,9 @@ class PrivateGridSearchCV(
         self.best_index_ = best_index
         self.best_params_ = candidates[best_index]
         self.best_estimator_ = self._returned(best_estimator)
-        self.classes_ = best_estimator.classes_
+        self.__dict__.pop("classes_", None)
+        if hasattr(best_estimator, "classes_"):  # a regressor has none
+            self.classes_ = best_estimator.classes_
         # As GridSearchCV: the features seen are the selected estimator's.
         for name in ("n_features_in_", "feature_names_in_"):
             self.__dict__.pop(name, None)
@@ -569,7 +583,12 @@ class PrivateGridSearchCV(
     # ------------------------------------------------------------------ delegation
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = get_tags(self.estimator).input_tags.sparse
+        inner = get_tags(self.estimator)
+        tags.input_tags.sparse = inner.input_tags.sparse
+        if inner.estimator_type == "regressor":  # as GridSearchCV: the estimator's kind
+            tags.estimator_type = "regressor"
+            tags.classifier_tags = None
+            tags.regressor_tags = inner.regressor_tags
         return tags
 
     def predict(self, X):
@@ -617,7 +636,9 @@ class PrivateGridSearchCV(
         return self.best_estimator_.decision_function(X)
 
     def score(self, X, y, sample_weight=None):
-        """Accuracy of ``best_estimator_`` on ``(X, y)`` (not private: use on public test data).
+        """``best_estimator_``'s score on ``(X, y)``: accuracy, or R^2 for a regressor.
+
+        Not private: use it on public test data.
 
         Parameters
         ----------

@@ -36,7 +36,7 @@ from functools import partial
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
-from sklearn.base import clone
+from sklearn.base import clone, is_regressor
 from sklearn.model_selection import KFold
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
@@ -251,21 +251,42 @@ def emit_selected_warnings(planning, fitted, stacklevel):
             warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
-def _mistakes(model, X, y):
-    """The number of mistakes on held-out labels: never published, only privatised."""
-    return int(np.sum(np.asarray(model.predict(X)) != np.asarray(y)))
+def _label_range(model):
+    """The public ``label_range_`` of a fitted label-DP regressor, alone or in a Pipeline."""
+    steps = [step for _, step in model.steps] if hasattr(model, "steps") else [model]
+    return next(step.label_range_ for step in steps if hasattr(step, "label_range_"))
+
+
+def _loss(model, X, y):
+    """A held-out loss whose sensitivity to one label is 1: never published, only privatised.
+
+    A classifier's number of mistakes. A regressor's sum of squared errors with
+    its predictions and the labels clipped to its public ``label_range_`` and
+    divided by the range's squared width, so each row adds a value in [0, 1]
+    and a changed label moves the sum by at most 1.
+    """
+    predictions = np.asarray(model.predict(X))
+    if not is_regressor(model):
+        return float(np.sum(predictions != np.asarray(y)))
+    low, high = _label_range(model)
+    errors = (np.clip(predictions, low, high) - np.clip(np.asarray(y, dtype=float), low, high))
+    return float(np.sum(np.square(errors / (high - low))))
 
 
 def _select_by_exponential_mechanism(y, *, models, X, epsilon, rng):
-    """The exponential mechanism on the mistake counts of ``models`` (sensitivity 1)."""
-    mistakes = np.array([_mistakes(model, X, y) for model in models], dtype=np.float64)
-    return exponential_mechanism(-mistakes, epsilon=epsilon, sensitivity=1.0, random_state=rng)
+    """The exponential mechanism on the held-out losses of ``models`` (sensitivity 1)."""
+    losses = np.array([_loss(model, X, y) for model in models], dtype=np.float64)
+    return exponential_mechanism(-losses, epsilon=epsilon, sensitivity=1.0, random_state=rng)
 
 
 def _noisy_accuracies(y, *, models, X, epsilon, rng):
-    """Validation accuracy of each model from a Laplace(1 / epsilon) mistake count."""
-    mistakes = np.array([_mistakes(model, X, y) for model in models], dtype=np.float64)
-    return 1.0 - (mistakes + rng.laplace(scale=1.0 / epsilon, size=mistakes.size)) / len(y)
+    """Each model's validation score ``1 - loss / n`` from a Laplace(1 / epsilon) loss.
+
+    Accuracy for a classifier; one minus the clipped, range-normalised mean
+    squared error for a regressor (:func:`_loss`).
+    """
+    losses = np.array([_loss(model, X, y) for model in models], dtype=np.float64)
+    return 1.0 - (losses + rng.laplace(scale=1.0 / epsilon, size=losses.size)) / len(y)
 
 
 def fit_holdout(context, X, y, rng):

@@ -154,7 +154,7 @@ def test_random_stopping_number_of_rounds_is_geometric(data, monkeypatch):
     # Rounds are drawn before any label is read; stub the fits to count many searches fast.
     X, y = data[0][:100], data[1][:100]
     monkeypatch.setattr(strategies, "_fit_candidate", lambda est, X, y, *a: (_Constant(), []))
-    monkeypatch.setattr(strategies, "_mistakes", lambda model, X, y: 0)
+    monkeypatch.setattr(strategies, "_loss", lambda model, X, y: 0)
     monkeypatch.setattr(PrivateGridSearchCV, "_returned", lambda self, model: model)
     monkeypatch.setattr(
         PrivateGridSearchCV, "_plan_candidates",
@@ -237,7 +237,7 @@ def test_budget_charged_before_any_label(data, strategy, monkeypatch):
 
     monkeypatch.setattr(base_module, "PrivateLabels", refuse)
     monkeypatch.setattr(strategies, "PrivateLabels", refuse)
-    monkeypatch.setattr(strategies, "_mistakes", refuse)
+    monkeypatch.setattr(strategies, "_loss", refuse)
     acc = BudgetAccountant(epsilon=0.9)
     search = PrivateGridSearchCV(
         rr(), GRID, epsilon=1.0, strategy=strategy, random_state=0, accountant=acc
@@ -654,3 +654,62 @@ def test_verbose_counts_the_candidate_fits_and_never_secret_rounds(
         assert "candidate fits" not in err
     else:
         assert "candidate fits" in err and bar in err
+
+
+# ------------------------------------------------------------------ regressors
+
+
+def _regression_data(n=600, seed=0):
+    from sklearn.datasets import make_friedman1
+
+    return make_friedman1(n, random_state=seed)
+
+
+def test_a_regressors_held_out_loss_moves_by_at_most_one_per_label():
+    from sklearn_labeldp import NoisyLabelRegressor
+
+    X, y = _regression_data()
+    model = NoisyLabelRegressor(KNeighborsRegressor(), label_range=(0.0, 30.0), epsilon=2.0,
+                                random_state=0, accountant=BudgetAccountant()).fit(X, y)
+    rng = np.random.default_rng(0)
+    loss = strategies._loss(model, X, y)
+    predictions = np.clip(model.predict(X), 0, 30)
+    assert loss == pytest.approx(np.sum(((predictions - np.clip(y, 0, 30)) / 30) ** 2))
+    for i in rng.integers(len(y), size=20):  # any replacement, far outside the range too
+        changed = y.copy()
+        changed[i] = rng.choice([-1e6, 1e6, rng.uniform(0, 30)])
+        assert abs(strategies._loss(model, X, changed) - loss) <= 1.0
+
+
+@pytest.mark.parametrize("strategy", ["holdout", "random_stopping"])
+def test_a_regressor_is_searched_as_a_regressor(strategy):
+    from sklearn.base import is_regressor
+    from sklearn.metrics import r2_score
+
+    from sklearn_labeldp import NoisyLabelRegressor
+
+    X, y = _regression_data()
+    acc = BudgetAccountant()
+    search = PrivateGridSearchCV(
+        NoisyLabelRegressor(KNeighborsRegressor(), label_range=(0.0, 30.0)),
+        {"estimator__n_neighbors": [1, 20]}, epsilon=2.0, strategy=strategy,
+        random_state=0, accountant=acc,
+    ).fit(X, y)
+    assert is_regressor(search) and not hasattr(search, "classes_")
+    assert search.score(X, y) == pytest.approx(r2_score(y, search.best_estimator_.predict(X)))
+    assert acc.total().epsilon == pytest.approx(2.0)
+
+
+def test_post_processing_refuses_a_regressor_for_free():
+    from sklearn_labeldp import NoisyLabelRegressor
+
+    X, y = _regression_data()
+    acc = BudgetAccountant()
+    search = PrivateGridSearchCV(
+        NoisyLabelRegressor(KNeighborsRegressor(), label_range=(0.0, 30.0)),
+        {"estimator__n_neighbors": [1, 20]}, epsilon=2.0, strategy="post_processing",
+        accountant=acc,
+    )
+    with pytest.raises(ValueError, match="post-processing protocol"):
+        search.fit(X, y)
+    assert acc.total().epsilon == 0
