@@ -1,5 +1,6 @@
 """PATEClassifier: teachers on disjoint parts, noisy vote aggregation, a student."""
 
+import functools
 import warnings
 from numbers import Integral, Real
 
@@ -69,6 +70,59 @@ def _semi_supervised_targets(n_rows, n_classes):
     targets = trial_codes(n_rows, n_classes)
     targets[2 * n_classes :] = -1
     return targets
+
+
+# The "auto" rule of the teacher and query counts (see _auto_teachers_and_queries).
+_MARGIN = 3.5  # teachers per answer-noise std, times sqrt(1 + ln K)
+_ROWS_PER_CLASS, _MIN_ROWS = 1, 5  # rows per teacher: at least max(5, K)
+_LABELS_PER_CLASS = 10  # queries: at least 10 K (the student's labels) ...
+_MAX_QUERIES = 1000  # ... and at most 1000, the upper end of Papernot et al. (2017)
+
+
+def _auto_teachers_and_queries(n_samples, n_classes, noise_std, n_teachers, n_queries):
+    """Resolve ``"auto"`` teacher and query counts from public quantities only.
+
+    ``noise_std(Q)`` is the std, in votes, of the noise on each bin of the
+    histogram that picks an answer when ``Q`` queries share the budget: it
+    depends on epsilon, delta and the aggregator only, and grows with ``Q``.
+    Two conditions make an answer useful (Papernot et al. 2017, 2018):
+
+    - the noise is small against the plurality's margin, which grows with the
+      number of teachers: ``T >= c sigma``, ``c = 3.5 sqrt(1 + ln K)`` (the
+      largest of ``K - 1`` noisy wrong bins grows like ``sqrt(2 ln K)`` noise
+      stds; Papernot et al. 2018 run ``T / sigma`` of about 6 on MNIST, 250
+      teachers against ``sigma = 40``);
+    - each teacher has enough rows to be accurate: ``n / T >= max(5, K)``.
+
+    ``Q`` is the largest count in ``[10 K, 1000]`` (and at most ``n``) for
+    which both hold; when none does (small ``n`` or ``epsilon``), the
+    smallest, ``min(n, 10 K)``: fewer labels cannot teach a student ``K``
+    classes, and noisy labels still help one on binary tasks. ``T`` is then
+    the fewest teachers that meet the first condition, ``ceil(c sigma(Q))``,
+    within ``[1, n / max(5, K)]``: fewer teachers each see more rows. A
+    given count (an int, not ``"auto"``) is used as given and the other is
+    resolved against it. No label is read.
+    """
+    margin = _MARGIN * np.sqrt(1.0 + np.log(n_classes))
+    most_teachers = max(1, n_samples // max(_MIN_ROWS, _ROWS_PER_CLASS * n_classes))
+    if n_teachers != "auto":
+        most_teachers = n_teachers
+    if n_queries == "auto":
+        fewest, most = min(n_samples, _LABELS_PER_CLASS * n_classes), min(n_samples, _MAX_QUERIES)
+        n_queries = fewest
+        # noise_std grows with Q: bisect for the largest Q that the teachers cover.
+        low, high = fewest, most
+        if margin * noise_std(low) <= most_teachers:
+            while low < high:
+                middle = (low + high + 1) // 2
+                if margin * noise_std(middle) <= most_teachers:
+                    low = middle
+                else:
+                    high = middle - 1
+            n_queries = low
+    if n_teachers == "auto":
+        n_teachers = int(min(most_teachers, max(1, np.ceil(margin * noise_std(n_queries)))))
+    return n_teachers, n_queries
 
 
 def _teacher_data(teacher, X, part, codes_part, fit_params, n_samples):
@@ -155,12 +209,13 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     - ``"lnmax"``: argmax of the votes plus Laplace(``1 / gamma``) noise
       (Papernot et al. 2017), ``2 gamma``-DP per query, pure
       ``epsilon = 2 gamma Q`` overall;
-    - ``"gnmax"``: argmax plus ``N(0, sigma^2)`` noise, ``rho = Q / sigma^2``
-      zCDP (Papernot et al. 2018);
+    - ``"gnmax"``: argmax plus ``N(0, sigma^2)`` noise (Papernot et al.
+      2018), a Gaussian mechanism of L2 sensitivity ``sqrt(2 Q)`` over the
+      ``Q`` histograms;
     - ``"confident_gnmax"``: a query is answered only when its noisy top vote
       count (std ``sigma1``) reaches ``threshold * n_teachers``, then by GNMax
-      with ``sigma2 = sigma1 / sigma_ratio``; ``rho = Q / (2 sigma1^2) +
-      Q / sigma2^2`` whatever the number answered (Papernot et al. 2018).
+      with ``sigma2 = sigma1 / sigma_ratio`` (Papernot et al. 2018), paid for
+      as if every query were answered.
 
     A label change alters one teacher's training set, so at most one vote per
     query moves between two bins: that is the sensitivity the noise covers.
@@ -204,16 +259,20 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         in one. When every answered query got the same label, the student is
         replaced, with a warning, by a ``DummyClassifier`` predicting that
         label (most classifiers, and FixMatch, need two classes).
-    n_teachers : int, default=250
+    n_teachers : int or "auto", default="auto"
         Number of teachers (disjoint parts), at most the number of rows. The
         more teachers, the larger a clear majority in votes, against noise
-        that does not depend on their number (Papernot et al. 2017 use 250 on
-        UCI Adult).
-    n_queries : int or float, default=100
+        that does not depend on their number; the fewer, the more rows each
+        teacher learns from. ``"auto"``: the fewest teachers whose vote margin
+        covers the answer noise, ``ceil(3.5 sqrt(1 + ln K) sigma)`` for the
+        noise std ``sigma`` in votes, at most ``n / max(5, K)`` (see Notes).
+    n_queries : int, float or "auto", default="auto"
         Number of queries ``Q``: an int, at most the number of rows, or a
         fraction in (0, 1) of the rows (at least one). Every query is paid
         for, and the noise grows like ``sqrt(Q)``; a warning says when it
-        exceeds half the number of teachers.
+        exceeds half the number of teachers. ``"auto"``: the most queries, in
+        ``[10 K, 1000]`` and at most ``n``, whose noise the teachers can cover
+        (see Notes).
     aggregator : {"lnmax", "gnmax", "confident_gnmax"}, default="confident_gnmax"
         How the votes are turned into labels (see above): LNMax (pure DP),
         GNMax, or Confident-GNMax, which leaves queries without a clear
@@ -260,7 +319,15 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     answered_labels_ : ndarray of shape (n_answered,)
         Their noisy labels (entries of ``classes_``): the DP release.
     n_answered_ : int
-        Number of answered queries (all of them for LNMax and GNMax).
+        Number of answered queries (all of them for LNMax and GNMax). When it
+        is 0 (Confident-GNMax), the student is a constant classifier with a
+        uniform prior, announced by one warning.
+    n_teachers_ : int
+        The number of teachers used: ``n_teachers``, or the value ``"auto"``
+        resolved to.
+    n_queries_ : int
+        The number of queries used: ``n_queries`` (a fraction resolved
+        against ``n``), or the value ``"auto"`` resolved to.
     mechanism_params_ : dict
         ``"aggregator"``, ``"n_teachers"``, ``"n_queries"`` and the calibrated
         noise: ``"gamma"`` (LNMax), ``"sigma"`` (GNMax) or ``"sigma1"``,
@@ -270,13 +337,41 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     delta_ : float
         ``delta`` for the Gaussian aggregators, 0 for LNMax.
     privacy_spend_ : PrivacySpend
-        A sequential record ``"PATE"`` holding the aggregator's leaf (with its
-        ``rho`` for the Gaussian ones).
+        A sequential record ``"PATE"`` holding the aggregator's leaf; the
+        Gaussian ones carry ``gaussian`` (their sensitivity in noise stds,
+        composed exactly by
+        :meth:`~sklearn_labeldp.accounting.BudgetAccountant.total` with a ``slack``)
+        and ``rho``.
     n_features_in_ : int
         The final model's, when it has one (as for ``OneVsRestClassifier``).
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
         The final model's, when it has them (``X`` a DataFrame with string
         column names; ``X`` goes to the base estimator as given).
+
+    Notes
+    -----
+    The ``"auto"`` counts are resolved at fit time from public quantities
+    only: the number of rows ``n``, the number of classes ``K``, ``epsilon``,
+    ``delta``, the aggregator and ``sigma_ratio``, through the noise std
+    ``sigma(Q)`` on each vote bin that the calibration gives for ``Q``
+    queries. Following Papernot et al. (2017, 2018), an answer is useful when
+    the noise is small against the plurality's margin, which grows with the
+    number of teachers (``T >= c sigma``, ``c = 3.5 sqrt(1 + ln K)``: Papernot et
+    al. 2018 run ``T / sigma`` of about 6 on MNIST), and when each teacher has
+    enough rows to be accurate (``n / T >= max(5, K)``). ``Q`` is the
+    largest count in ``[10 K, 1000]`` meeting both, or ``min(n, 10 K)`` when
+    none does; ``T`` the fewest teachers meeting the first. Keeping ``T /
+    sigma`` fixed keeps the share of confident answers about the same at
+    every epsilon, so a larger epsilon buys more queries (and more answers)
+    rather than fewer. A count you pass is used as given, and the other is
+    resolved against it. Measured figures are in the user guide.
+
+    The recorded epsilon of the Gaussian aggregators is exact: the ``Q``
+    histograms (and the selection's maxima) form one Gaussian mechanism of
+    L2 sensitivity ``sqrt(2 Q) / sigma`` noise stds (``sqrt(Q / sigma1^2 + 2 Q
+    / sigma2^2)`` for Confident-GNMax), accounted by its exact privacy
+    profile (Balle and Wang 2018), equal to its privacy loss distribution;
+    the noise is calibrated by the same profile.
 
     References
     ----------
@@ -287,6 +382,9 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
        U. Erlingsson. Scalable private learning with PATE. ICLR 2018.
     .. [3] M. Malek, I. Mironov, K. Prasad, I. Shilov, F. Tramer. Antipodes of
        label differential privacy: PATE and ALIBI. NeurIPS 2021.
+    .. [4] B. Balle, Y.-X. Wang. Improving the Gaussian mechanism for
+       differential privacy: analytical calibration and optimal denoising.
+       ICML 2018.
 
     Examples
     --------
@@ -311,15 +409,18 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         *BaseLabelDPMetaClassifier._derived_attributes,
         "estimator_",
         "n_answered_",
+        "n_teachers_",
+        "n_queries_",
     )
 
     _parameter_constraints: dict = {
         **BaseLabelDPMetaClassifier._parameter_constraints,
         "student": [HasMethods(["fit", "predict"]), None],
-        "n_teachers": [Interval(Integral, 1, None, closed="left")],
+        "n_teachers": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "n_queries": [
             Interval(Integral, 1, None, closed="left"),
             Interval(RealNotInt, 0, 1, closed="neither"),
+            StrOptions({"auto"}),
         ],
         "aggregator": [StrOptions(set(AGGREGATORS))],
         "delta": [Interval(Real, 0, 1, closed="neither")],
@@ -334,8 +435,8 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         estimator=None,
         *,
         student=None,
-        n_teachers=250,
-        n_queries=100,
+        n_teachers="auto",
+        n_queries="auto",
         aggregator="confident_gnmax",
         epsilon=1.0,
         delta=1e-5,
@@ -436,39 +537,59 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
                 f"private labels; setting it failed, so no budget was spent: {exc}"
             ) from exc
 
-    def _plan_fit(self, X, classes, rng):
-        n_samples = _num_samples(X)
-        n_queries = (
-            self.n_queries
-            if isinstance(self.n_queries, Integral)
-            else max(1, int(self.n_queries * n_samples))
-        )
-        for name, value in (("n_teachers", self.n_teachers), ("n_queries", n_queries)):
-            if value > n_samples:
-                raise ValueError(
-                    f"{name}={value} exceeds the number of training rows ({n_samples})."
-                )
-        # Both drawn from the plan stream, before and independently of any label.
-        parts = np.array_split(rng.permutation(n_samples), self.n_teachers)
-        queries = np.sort(rng.choice(n_samples, size=n_queries, replace=False))
-        aggregator = AGGREGATORS[self.aggregator]
-        setting = VoteSetting(
+    def _vote_setting(self, n_queries, n_teachers):
+        return VoteSetting(
             epsilon=self.epsilon,
             delta=self.delta,
             n_queries=n_queries,
-            n_teachers=self.n_teachers,
+            n_teachers=n_teachers,
             threshold=self.threshold,
             sigma_ratio=self.sigma_ratio,
         )
+
+    def _resolve_counts(self, n_samples, n_classes):
+        """``(n_teachers, n_queries)``: the given ones, ``"auto"`` resolved from public quantities.
+
+        See :func:`_auto_teachers_and_queries`; the answer noise it trades
+        against is the aggregator's calibration at each candidate ``Q``, which
+        depends on ``epsilon``, ``delta`` and ``sigma_ratio`` only.
+        """
+        n_queries = self.n_queries
+        if isinstance(n_queries, Real) and not isinstance(n_queries, Integral):
+            n_queries = max(1, int(n_queries * n_samples))
+        for name, value in (("n_teachers", self.n_teachers), ("n_queries", n_queries)):
+            if value != "auto" and value > n_samples:
+                raise ValueError(
+                    f"{name}={value} exceeds the number of training rows ({n_samples})."
+                )
+        aggregator = AGGREGATORS[self.aggregator]
+
+        @functools.cache
+        def noise_std(q):
+            # n_teachers only scales the threshold, not the noise: any value serves.
+            return aggregator.answer_std(aggregator.calibrate(self._vote_setting(q, 1)))
+
+        return _auto_teachers_and_queries(
+            n_samples, n_classes, noise_std, self.n_teachers, n_queries
+        )
+
+    def _plan_fit(self, X, classes, rng):
+        n_samples = _num_samples(X)
+        n_teachers, n_queries = self._resolve_counts(n_samples, len(classes))
+        # Both drawn from the plan stream, before and independently of any label.
+        parts = np.array_split(rng.permutation(n_samples), n_teachers)
+        queries = np.sort(rng.choice(n_samples, size=n_queries, replace=False))
+        aggregator = AGGREGATORS[self.aggregator]
+        setting = self._vote_setting(n_queries, n_teachers)
         params = {
             "aggregator": self.aggregator,
-            "n_teachers": self.n_teachers,
+            "n_teachers": n_teachers,
             "n_queries": n_queries,
             **aggregator.calibrate(setting),
         }
         leaf = aggregator.privacy_spend(setting, params)
         self._warn_if_noise_drowns_votes(aggregator, params)
-        spend = PrivacySpend.compose("PATE", [leaf], "sequential", n_teachers=self.n_teachers)
+        spend = PrivacySpend.compose("PATE", [leaf], "sequential", n_teachers=n_teachers)
         plan = {
             "parts": parts,
             "queries": queries,
@@ -485,20 +606,23 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         The labelling noise's std per bin (``sigma``, ``sigma2``, or ``sqrt 2 /
         gamma`` for Laplace) is compared with half the number of teachers, the
         margin of a clear majority: above it, most answers are noise.
-        Confident-GNMax's selection noise ``sigma1`` is compared with half its
-        threshold: above it, which queries are answered is mostly noise too.
+        Confident-GNMax's selection noise ``sigma1`` is compared with its
+        threshold: above it, which queries are answered is mostly noise too
+        (Papernot et al. 2018 run ``sigma1`` at three quarters of the
+        threshold on MNIST: 150 against 200 votes).
         """
         std = aggregator.answer_std(params)
         selection = aggregator.selection_noise(params)
+        n_teachers = params["n_teachers"]
         problems = []
-        if std > self.n_teachers / 2:
+        if std > n_teachers / 2:
             problems.append(
-                f"the vote noise has std {std:.1f} votes for {self.n_teachers} teachers: "
+                f"the vote noise has std {std:.1f} votes for {n_teachers} teachers: "
                 "most answers will be noise"
             )
-        if selection is not None and selection[0] > selection[1] / 2:
+        if selection is not None and selection[0] > selection[1]:
             problems.append(
-                f"the selection noise has std {selection[0]:.1f} votes against a "
+                f"the selection noise has std {selection[0]:.1f} votes above the "
                 f"threshold of {selection[1]:.1f} votes: which queries are answered "
                 "will be mostly noise"
             )
@@ -532,12 +656,24 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         )
         # Everything below is post-processing of `answers`: no label is read again.
         answered = answers >= 0
-        if not answered.any():
-            raise ValueError(
-                f"{type(self).__name__}: no query was answered (the budget is spent): "
-                "lower `threshold`, or raise `epsilon`, `n_queries` or `n_teachers`."
-            )
         student = seed_estimator(clone(self._get_student()), estimator_rng)
+        if not answered.any():
+            # A DP outcome (Confident-GNMax answers nothing when no noisy top vote
+            # reaches the threshold), not an error: the fit ends with a student that
+            # learnt nothing private, and says what to change.
+            warnings.warn(
+                f"{type(self).__name__}: no query was answered, so the student is a "
+                "constant classifier with a uniform prior (it predicts classes_[0]); the "
+                "budget is spent. The teachers' top vote rarely reached the threshold: "
+                "lower `threshold`, give each teacher more rows (fewer `n_teachers`), or "
+                "use aggregator='gnmax', which answers every query.",
+                UserWarning,
+                stacklevel=2,
+            )
+            rows = np.arange(min(labels.n_classes, _num_samples(X)))
+            # Every class once, on public rows: a label-free uniform prior.
+            student = DummyClassifier(strategy="prior").fit(_safe_indexing(X, rows), rows)
+            return self._fitted(student, queries, answers, answered, params, plan)
         if np.unique(answers[answered]).size == 1:
             # Most classifiers refuse a single class; the answers then say only that.
             warnings.warn(
@@ -553,10 +689,16 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             fit_semi_supervised_targets(student, X, targets, {})
         else:
             student.fit(_safe_indexing(X, queries[answered]), answers[answered])
+        return self._fitted(student, queries, answers, answered, params, plan)
+
+    @staticmethod
+    def _fitted(student, queries, answers, answered, params, plan):
         return {
             "estimator_": student,
             "answered_indices_": queries[answered],
             "answered_labels_": plan["classes"].take(answers[answered]),
             "n_answered_": int(answered.sum()),
+            "n_teachers_": params["n_teachers"],
+            "n_queries_": params["n_queries"],
             "mechanism_params_": params,
         }

@@ -6,13 +6,28 @@ each query: a histogram moves by one vote between two bins (L1 sensitivity 2,
 L2 sensitivity ``sqrt(2)``) and its maximum by at most 1. The outputs are
 argmaxes (discrete), so no lattice rounding of the floating-point noise is
 needed: only the index of the largest noisy bin leaves the function.
+
+The Gaussian aggregators are accounted exactly. Over ``Q`` queries the
+histograms (and, for Confident-GNMax, their maxima) form one vector to which
+independent Gaussian noise is added; a label change moves it by at most
+``mu`` noise standard deviations in L2 norm, with ``mu^2 = 2 Q / sigma^2``
+(GNMax) or ``Q / sigma1^2 + 2 Q / sigma2^2`` (Confident-GNMax, whose answer
+to a query left unanswered is computed and discarded: post-processing). Such
+a mechanism is dominated by the pair ``N(0, 1)``, ``N(mu, 1)`` whatever the
+data, so its epsilon at ``delta`` is the Gaussian's exact privacy profile
+(Balle and Wang 2018), which is also the limit of its privacy loss
+distribution (the record carries ``params["gaussian"] = mu``, so that
+:meth:`~sklearn_labeldp.accounting.BudgetAccountant.total` composes it with
+other spends exactly), and the noise is calibrated by the same profile.
 """
 
 import math
 
 import numpy as np
+from scipy.optimize import brentq
+from scipy.special import ndtr
 
-from ..accounting import PrivacySpend, approx_dp_to_zcdp, zcdp_to_approx_dp
+from ..accounting import PrivacySpend
 from ..utils import check_finite, check_generator, check_int, check_positive, check_unit_interval
 
 __all__ = [
@@ -91,9 +106,10 @@ def lnmax(votes, *, gamma, random_state=None):
 def gnmax(votes, *, sigma, random_state=None):
     """GNMax: the argmax of the vote histogram plus iid ``N(0, sigma^2)`` noise.
 
-    A Gaussian mechanism with L2 sensitivity ``sqrt(2)``: each query is
-    ``rho = 1 / sigma^2``-zCDP and the argmax is post-processing
-    (:func:`gnmax_spend`).
+    A Gaussian mechanism with L2 sensitivity ``sqrt(2)`` (a label change moves
+    one vote between two bins): ``sqrt(2) / sigma`` noise stds per query,
+    ``rho = 1 / sigma^2``-zCDP, and the argmax is post-processing
+    (:func:`gnmax_spend` accounts ``Q`` queries exactly).
 
     Parameters
     ----------
@@ -211,12 +227,55 @@ def lnmax_spend(gamma, n_queries):
     return PrivacySpend.leaf("LNMax", 2.0 * gamma * n_queries, gamma=gamma, n_queries=n_queries)
 
 
-def _zcdp_spend(mechanism, rho, delta, **params):
-    return PrivacySpend.leaf(mechanism, zcdp_to_approx_dp(rho, delta), delta, rho=rho, **params)
+def _gaussian_delta(epsilon, mu):
+    """The exact ``delta(epsilon)`` of a Gaussian mechanism of sensitivity ``mu`` noise stds.
+
+    ``Phi(-epsilon / mu + mu / 2) - e^epsilon Phi(-epsilon / mu - mu / 2)``
+    (Balle and Wang 2018, Thm. 8), increasing in ``mu`` and decreasing in
+    ``epsilon``.
+    """
+    return ndtr(-epsilon / mu + mu / 2) - math.exp(epsilon) * ndtr(-epsilon / mu - mu / 2)
+
+
+def _gaussian_epsilon(mu, delta):
+    """The smallest ``epsilon`` with ``_gaussian_delta(epsilon, mu) <= delta``.
+
+    Found by root finding, then raised ulp by ulp so that the record's own
+    check (:class:`~sklearn_labeldp.accounting.PrivacySpend` with
+    ``params["gaussian"]``) never sees an understated budget.
+    """
+    if _gaussian_delta(0.0, mu) <= delta:
+        return 0.0
+    upper = 1.0
+    while _gaussian_delta(upper, mu) > delta:
+        upper *= 2.0
+    epsilon = brentq(lambda e: _gaussian_delta(e, mu) - delta, 0.0, upper, xtol=1e-14, rtol=1e-15)
+    while _gaussian_delta(epsilon, mu) > delta:
+        epsilon = math.nextafter(epsilon, math.inf)
+    return epsilon
+
+
+def _gaussian_spend(mechanism, mu_squared, delta, **params):
+    """The exact leaf of a Gaussian mechanism with squared sensitivity ``mu_squared`` noise stds.
+
+    ``rho = mu^2 / 2`` (zCDP, Bun and Steinke 2016) is recorded beside
+    ``gaussian = mu``, so that zCDP totals keep working.
+    """
+    mu = math.sqrt(mu_squared)
+    return PrivacySpend.leaf(
+        mechanism, _gaussian_epsilon(mu, delta), delta, gaussian=mu, rho=mu_squared / 2.0, **params
+    )
 
 
 def gnmax_spend(sigma, n_queries, delta):
-    """The spend of ``n_queries`` GNMax answers: ``rho = Q / sigma^2`` zCDP.
+    """The exact spend of ``n_queries`` GNMax answers: one Gaussian of sensitivity ``sqrt(2 Q)``.
+
+    A label change moves one teacher's vote on every query: each histogram by
+    ``sqrt(2)`` in L2 norm (one vote between two bins, Papernot et al. 2018),
+    the ``Q`` histograms together by ``sqrt(2 Q)``. The epsilon at ``delta``
+    is the Gaussian's exact privacy profile (Balle and Wang 2018), equal to
+    the privacy loss distribution's composition of the ``Q`` answers; the
+    zCDP ``rho = Q / sigma^2`` is recorded beside it.
 
     Parameters
     ----------
@@ -225,13 +284,14 @@ def gnmax_spend(sigma, n_queries, delta):
     n_queries : int
         Number of queries, >= 1.
     delta : float
-        The delta in (0, 1) at which epsilon is reported (Canonne, Kamath and
-        Steinke 2020 conversion of zCDP).
+        The delta in (0, 1) at which epsilon is reported.
 
     Returns
     -------
     PrivacySpend
-        A leaf with ``params["rho"]``, so accountants compose it in zCDP.
+        A leaf with ``params["gaussian"] = sqrt(2 Q) / sigma`` (composed
+        exactly by :meth:`~sklearn_labeldp.accounting.BudgetAccountant.total`
+        with a ``slack``) and ``params["rho"]``.
 
     References
     ----------
@@ -239,24 +299,35 @@ def gnmax_spend(sigma, n_queries, delta):
        U. Erlingsson. Scalable private learning with PATE. ICLR 2018.
     .. [2] M. Bun, T. Steinke. Concentrated differential privacy:
        simplifications, extensions, and lower bounds. TCC 2016.
+    .. [3] B. Balle, Y.-X. Wang. Improving the Gaussian mechanism for
+       differential privacy: analytical calibration and optimal denoising.
+       ICML 2018.
 
     Examples
     --------
     >>> from sklearn_labeldp.mechanisms import gnmax_spend
-    >>> gnmax_spend(10.0, 25, 1e-5).rho
-    0.25
+    >>> spend = gnmax_spend(10.0, 25, 1e-5)
+    >>> spend.rho, round(spend.params["gaussian"], 6), round(spend.epsilon, 3)
+    (0.25, 0.707107, 2.943)
     """
     sigma = check_positive(sigma, "sigma")
     n_queries = check_int(n_queries, "n_queries", minimum=1)
     delta = check_unit_interval(delta, "delta")
-    return _zcdp_spend("GNMax", n_queries / sigma**2, delta, sigma=sigma, n_queries=n_queries)
+    return _gaussian_spend(
+        "GNMax", 2.0 * n_queries / sigma**2, delta, sigma=sigma, n_queries=n_queries
+    )
 
 
 def confident_gnmax_spend(sigma1, sigma2, n_queries, delta):
-    """Data-independent spend of Confident-GNMax: ``rho = Q / (2 sigma1^2) + Q / sigma2^2``.
+    """Data-independent exact spend of Confident-GNMax, every query counted as answered.
 
-    Every query pays for the selection step and, since any of them may be
-    answered, for a GNMax answer too.
+    The selection releases each query's top vote count (sensitivity 1) with
+    noise ``sigma1``; computing the GNMax answer (sensitivity ``sqrt(2)``,
+    noise ``sigma2``) of every query and discarding the unselected ones gives
+    the same output, so the whole is a post-processing of one Gaussian
+    mechanism of sensitivity ``mu = sqrt(Q / sigma1^2 + 2 Q / sigma2^2)``
+    noise stds, accounted by its exact privacy profile (Balle and Wang 2018);
+    ``rho = mu^2 / 2 = Q / (2 sigma1^2) + Q / sigma2^2`` is recorded beside.
 
     Parameters
     ----------
@@ -272,6 +343,7 @@ def confident_gnmax_spend(sigma1, sigma2, n_queries, delta):
     Returns
     -------
     PrivacySpend
+        A leaf with ``params["gaussian"] = mu`` and ``params["rho"]``.
 
     References
     ----------
@@ -279,6 +351,9 @@ def confident_gnmax_spend(sigma1, sigma2, n_queries, delta):
        U. Erlingsson. Scalable private learning with PATE. ICLR 2018.
     .. [2] M. Bun, T. Steinke. Concentrated differential privacy:
        simplifications, extensions, and lower bounds. TCC 2016.
+    .. [3] B. Balle, Y.-X. Wang. Improving the Gaussian mechanism for
+       differential privacy: analytical calibration and optimal denoising.
+       ICML 2018.
 
     Examples
     --------
@@ -290,9 +365,9 @@ def confident_gnmax_spend(sigma1, sigma2, n_queries, delta):
     sigma2 = check_positive(sigma2, "sigma2")
     n_queries = check_int(n_queries, "n_queries", minimum=1)
     delta = check_unit_interval(delta, "delta")
-    rho = n_queries / (2.0 * sigma1**2) + n_queries / sigma2**2
-    return _zcdp_spend(
-        "Confident-GNMax", rho, delta, sigma1=sigma1, sigma2=sigma2, n_queries=n_queries
+    mu_squared = n_queries / sigma1**2 + 2.0 * n_queries / sigma2**2
+    return _gaussian_spend(
+        "Confident-GNMax", mu_squared, delta, sigma1=sigma1, sigma2=sigma2, n_queries=n_queries
     )
 
 
@@ -327,18 +402,22 @@ def lnmax_gamma(epsilon, n_queries):
 
 
 def _calibrate(epsilon, delta, coefficient, spend_of):
-    """Smallest ``sigma`` with ``rho = coefficient / sigma^2`` converting within ``epsilon``.
+    """Smallest ``sigma`` whose Gaussian of sensitivity ``sqrt(coefficient)`` is within budget.
 
-    :func:`~sklearn_labeldp.accounting.approx_dp_to_zcdp` bisects the zCDP
-    to (eps, delta) conversion for the largest admissible rho; sigma is then
-    widened ulp by ulp until the spend's own rounding stays within epsilon.
+    The largest admissible ``mu`` solves ``_gaussian_delta(epsilon, mu) =
+    delta`` (the profile increases with ``mu``); ``sigma`` is then widened ulp
+    by ulp until the spend's own rounding stays within ``epsilon``.
     """
     epsilon = check_positive(epsilon, "epsilon")
     delta = check_unit_interval(delta, "delta")
-    rho = approx_dp_to_zcdp(epsilon, delta)
-    if rho == 0:
+    upper = 1.0
+    while _gaussian_delta(epsilon, upper) < delta:
+        upper *= 2.0
+    lower = 1e-12  # delta there is 0 for every finite epsilon > 0 this function accepts
+    if _gaussian_delta(epsilon, lower) >= delta:
         raise ValueError(f"epsilon={epsilon} is too small for any Gaussian noise at delta={delta}.")
-    sigma = math.sqrt(coefficient / rho)
+    mu = brentq(lambda m: _gaussian_delta(epsilon, m) - delta, lower, upper, xtol=1e-15, rtol=1e-15)
+    sigma = math.sqrt(coefficient) / mu
     while spend_of(sigma).epsilon > epsilon:
         sigma = math.nextafter(sigma, math.inf)
     return sigma
@@ -359,8 +438,9 @@ def gnmax_sigma(epsilon, delta, n_queries):
     Returns
     -------
     float
-        ``sqrt(Q / rho)`` for the largest rho whose conversion is within
-        (epsilon, delta), rounded up so that :func:`gnmax_spend` never exceeds
+        ``sqrt(2 Q) / mu`` for the largest ``mu`` whose Gaussian is
+        (epsilon, delta)-DP by its exact privacy profile (Balle and Wang
+        2018), rounded up so that :func:`gnmax_spend` never exceeds
         ``epsilon``.
 
     Examples
@@ -371,14 +451,16 @@ def gnmax_sigma(epsilon, delta, n_queries):
     True
     """
     n_queries = check_int(n_queries, "n_queries", minimum=1)
-    return _calibrate(epsilon, delta, n_queries, lambda s: gnmax_spend(s, n_queries, delta))
+    return _calibrate(epsilon, delta, 2.0 * n_queries, lambda s: gnmax_spend(s, n_queries, delta))
 
 
 def confident_gnmax_sigmas(epsilon, delta, n_queries, sigma_ratio):
     """Calibrate Confident-GNMax's ``(sigma1, sigma2)`` with ``sigma1 = sigma_ratio * sigma2``.
 
-    ``rho = Q (1 + 1 / (2 r^2)) / sigma2^2`` for ``r = sigma_ratio``, so the
-    largest rho admissible at (epsilon, delta) fixes ``sigma2``.
+    The mechanism's sensitivity is ``mu = sqrt(Q (2 + 1 / r^2)) / sigma2``
+    noise stds for ``r = sigma_ratio`` (see :func:`confident_gnmax_spend`), so
+    the largest ``mu`` admissible at (epsilon, delta) by the Gaussian's exact
+    privacy profile (Balle and Wang 2018) fixes ``sigma2``.
 
     Parameters
     ----------
@@ -414,7 +496,7 @@ def confident_gnmax_sigmas(epsilon, delta, n_queries, sigma_ratio):
     sigma2 = _calibrate(
         epsilon,
         delta,
-        n_queries * (1.0 + 0.5 / ratio**2),
+        n_queries * (2.0 + 1.0 / ratio**2),
         lambda s: confident_gnmax_spend(ratio * s, s, n_queries, delta),
     )
     return ratio * sigma2, sigma2

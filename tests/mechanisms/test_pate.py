@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from sklearn_labeldp.accounting import zcdp_to_approx_dp
+from sklearn_labeldp.accounting import BudgetAccountant, approx_dp_to_zcdp, zcdp_to_approx_dp
 from sklearn_labeldp.mechanisms import (
     confident_gnmax,
     confident_gnmax_sigmas,
@@ -80,15 +80,16 @@ def _gnmax_law_two(votes, sigma):
     return np.array([p0, 1.0 - p0])
 
 
-def test_gnmax_law_and_zcdp_implied_bound():
+def test_gnmax_law_and_exact_gaussian_bound():
     sigma, delta = 2.0, 1e-3
     votes = np.array([5, 3])
     draws = gnmax(np.tile(votes, (N_DRAWS, 1)), sigma=sigma, random_state=2)
     np.testing.assert_allclose(
         np.bincount(draws, minlength=2) / N_DRAWS, _gnmax_law_two(votes, sigma), atol=MARGIN
     )
-    epsilon = zcdp_to_approx_dp(1.0 / sigma**2, delta)
-    assert gnmax_spend(sigma, 1, delta).epsilon == pytest.approx(epsilon)
+    epsilon = gnmax_spend(sigma, 1, delta).epsilon
+    # Tighter than the zCDP conversion of rho = 1 / sigma^2 it replaced.
+    assert epsilon < 0.95 * zcdp_to_approx_dp(1.0 / sigma**2, delta)
     for a, b in _neighbours(2, 10):
         pa, pb = _gnmax_law_two(a, sigma), _gnmax_law_two(b, sigma)
         assert np.all(pa <= math.exp(epsilon) * pb + delta)
@@ -96,7 +97,7 @@ def test_gnmax_law_and_zcdp_implied_bound():
 
 def test_gnmax_three_classes_monte_carlo_within_bound():
     sigma, delta = 1.5, 1e-3
-    epsilon = zcdp_to_approx_dp(1.0 / sigma**2, delta)
+    epsilon = gnmax_spend(sigma, 1, delta).epsilon
     a, b = np.array([4, 3, 1]), np.array([3, 4, 1])
     pa = np.bincount(gnmax(np.tile(a, (N_DRAWS, 1)), sigma=sigma, random_state=3), minlength=3)
     pb = np.bincount(gnmax(np.tile(b, (N_DRAWS, 1)), sigma=sigma, random_state=4), minlength=3)
@@ -157,6 +158,7 @@ def test_gnmax_calibration_inverts_the_conversion(epsilon, delta, q):
     assert spent.epsilon <= epsilon
     assert spent.epsilon == pytest.approx(epsilon, rel=1e-9)
     assert spent.rho == pytest.approx(q / sigma**2)
+    assert spent.params["gaussian"] == pytest.approx(math.sqrt(2 * q) / sigma)
     assert gnmax_spend(sigma * (1 - 1e-6), q, delta).epsilon > epsilon
 
 
@@ -169,7 +171,58 @@ def test_confident_gnmax_calibration_inverts_the_conversion(ratio):
     assert spent.epsilon <= epsilon
     assert spent.epsilon == pytest.approx(epsilon, rel=1e-9)
     assert spent.rho == pytest.approx(q / (2 * s1**2) + q / s2**2)
+    assert spent.params["gaussian"] == pytest.approx(math.sqrt(2 * spent.rho))
     assert confident_gnmax_spend(s1, s2 * (1 - 1e-6), q, delta).epsilon > epsilon
+
+
+def _pld_reference(events, delta):
+    """dp-accounting's PLD composition of ``(noise_multiplier, count)`` Gaussian events."""
+    dpa = pytest.importorskip("dp_accounting")
+    accountant = dpa.pld.PLDAccountant(value_discretization_interval=1e-4)
+    for noise_multiplier, count in events:
+        accountant.compose(dpa.GaussianDpEvent(noise_multiplier), count)
+    return accountant.get_epsilon(delta)
+
+
+# Per query, GNMax's histogram moves by sqrt(2) (one vote between two bins):
+# a Gaussian event of noise multiplier sigma / sqrt(2); the selection's maximum by 1.
+GRID = [(0.5, 1e-5, 20), (1.0, 1e-5, 100), (2.0, 1e-6, 7), (4.0, 1e-5, 300), (8.0, 1e-5, 50)]
+
+
+@pytest.mark.parametrize("epsilon,delta,q", GRID)
+def test_gaussian_aggregators_are_recorded_at_the_tight_pld_epsilon(epsilon, delta, q):
+    sigma = gnmax_sigma(epsilon, delta, q)
+    ratio = gnmax_spend(sigma, q, delta).epsilon / _pld_reference(
+        [(sigma / math.sqrt(2), q)], delta
+    )
+    assert 0.99 <= ratio <= 1.02
+    s1, s2 = confident_gnmax_sigmas(epsilon, delta, q, 2.0)
+    reference = _pld_reference([(s1, q), (s2 / math.sqrt(2), q)], delta)
+    ratio = confident_gnmax_spend(s1, s2, q, delta).epsilon / reference
+    assert 0.99 <= ratio <= 1.02
+
+
+@pytest.mark.parametrize("epsilon,delta,q", GRID)
+def test_exact_calibration_shrinks_the_noise_against_zcdp(epsilon, delta, q):
+    """The noise the zCDP conversion needed (rho = Q / sigma^2) against the exact one."""
+    zcdp_sigma = math.sqrt(q / approx_dp_to_zcdp(epsilon, delta))
+    assert gnmax_sigma(epsilon, delta, q) < 0.96 * zcdp_sigma
+
+
+def test_the_ledger_composes_pate_spends_by_their_privacy_loss_distributions():
+    pytest.importorskip("dp_accounting")
+    accountant = BudgetAccountant(epsilon=100.0, delta=1e-3)
+    s1, s2 = confident_gnmax_sigmas(1.0, 1e-6, 40, 2.0)
+    sigma = gnmax_sigma(1.0, 1e-6, 40)
+    for _ in range(3):
+        accountant.spend(confident_gnmax_spend(s1, s2, 40, 1e-6))
+        accountant.spend(gnmax_spend(sigma, 40, 1e-6))
+    total = accountant.total(slack=1e-6)
+    reference = _pld_reference(
+        [(s1, 120), (s2 / math.sqrt(2), 120), (sigma / math.sqrt(2), 120)], total.delta
+    )
+    assert 0.99 <= total.epsilon / reference <= 1.02
+    assert total.epsilon < 0.5 * accountant.total().epsilon
 
 
 BAD_VOTES = [
