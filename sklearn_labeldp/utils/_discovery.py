@@ -5,14 +5,18 @@ import importlib.util
 import inspect
 import pkgutil
 
-from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 
 __all__ = ["all_estimators"]
 
 _PACKAGE = "sklearn_labeldp"
 # Subpackages behind an optional extra, with the distributions they import.
 _OPTIONAL_MODULES = {f"{_PACKAGE}.nn": ("torch", "skorch")}
-_TYPE_MIXINS = {"classifier": ClassifierMixin, "transformer": TransformerMixin}
+_TYPE_MIXINS = {
+    "classifier": ClassifierMixin,
+    "regressor": RegressorMixin,
+    "transformer": TransformerMixin,
+}
 
 
 def _public_modules(package):
@@ -44,9 +48,11 @@ def all_estimators(type_filter=None):
 
     Parameters
     ----------
-    type_filter : {"classifier", "transformer"}, list of those or None, default=None
+    type_filter : {"classifier", "regressor", "transformer"}, list of those or None, \
+            default=None
         Keep only the estimators of these kinds (subclasses of
-        :class:`~sklearn.base.ClassifierMixin` or
+        :class:`~sklearn.base.ClassifierMixin`,
+        :class:`~sklearn.base.RegressorMixin` or
         :class:`~sklearn.base.TransformerMixin`); None keeps every estimator.
 
     Returns

@@ -82,9 +82,11 @@ def test_type_filter():
     assert CORE - {"NormalizedRandomFourierFeatures"} <= {name for name, _ in classifiers}
     both = all_estimators(type_filter=["classifier", "transformer"])
     assert both == sorted(classifiers + transformers)
+    regressors = all_estimators(type_filter="regressor")
+    assert {name for name, _ in regressors} == {"DPLeastSquaresRegressor", "NoisyLabelRegressor"}
 
 
-@pytest.mark.parametrize("type_filter", ["regressor", [], ["classifier", "cluster"]])
+@pytest.mark.parametrize("type_filter", ["cluster", [], ["classifier", "cluster"]])
 def test_unknown_type_filter_is_refused(type_filter):
     with pytest.raises(ValueError, match="type_filter"):
         all_estimators(type_filter=type_filter)
