@@ -49,6 +49,7 @@ from ._calibration import (
     DEFAULT_AUTO_C,
     SECOND_ORDER_AUTO_STEPS,
     auto_first_order_steps,
+    auto_perturbation_regularization,
     auto_regularization,
     warn_one_vs_rest_noise,
 )
@@ -169,22 +170,26 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
 
         ``n_features`` is ``d``, the mapped features (the intercept's column
         included). Returns the resolved values by parameter name; ``C`` is always
-        among them (:func:`~sklearn_labeldp.linear_model._calibration.auto_regularization`
-        for DP-Newton and DP-FC, 1 for the other solvers).
+        among them: :func:`~sklearn_labeldp.linear_model._calibration.auto_regularization`
+        for DP-Newton and DP-FC,
+        :func:`~sklearn_labeldp.linear_model._calibration.auto_perturbation_regularization`
+        for objective and output perturbation, 1 for DP-SGD and DP-Adam.
         """
-        resolved = {"C": self.C}
-        solver = SOLVERS[self.solver]
         if self.C != "auto":
-            return resolved
-        if self.solver not in ("newton", "fc"):
-            resolved["C"] = DEFAULT_AUTO_C
-            return resolved
-        # The noise does not depend on Lambda: calibrate once at any C to read it.
-        probe = solver.calibrate(self._setting(n_samples, n_classes, C=1.0, **resolved_steps(
-            self, n_samples, n_features, n_classes)))
-        reg = auto_regularization(probe["noise_stds"]["gradient"], n_features)
-        resolved["C"] = 1.0 / (reg * n_samples * (2.0 if self.fit_intercept else 1.0))
-        return resolved
+            return {"C": self.C}
+        if self.solver in ("objective", "output"):
+            reg = auto_perturbation_regularization(
+                self.solver, epsilon=self.epsilon, n_samples=n_samples, n_classes=n_classes,
+                n_features=n_features, loss=self._loss(), privacy=self.privacy)
+        elif self.solver in ("newton", "fc"):
+            # The noise does not depend on Lambda: calibrate once at any C to read it.
+            probe = SOLVERS[self.solver].calibrate(self._setting(
+                n_samples, n_classes, C=1.0,
+                **resolved_steps(self, n_samples, n_features, n_classes)))
+            reg = auto_regularization(probe["noise_stds"]["gradient"], n_features)
+        else:
+            return {"C": DEFAULT_AUTO_C}
+        return {"C": 1.0 / (reg * n_samples * (2.0 if self.fit_intercept else 1.0))}
 
     def _setting(self, n_samples, n_classes, C, **resolved):
         """The public description of the fit that the solver is calibrated from."""

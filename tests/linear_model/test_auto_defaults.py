@@ -18,8 +18,10 @@ from sklearn_labeldp.linear_model._calibration import (
     FIRST_ORDER_AUTO_STEPS,
     auto_first_order_steps,
     auto_regularization,
+    perturbation_noise_share,
 )
 from sklearn_labeldp.linear_model._least_squares import AUTO_ALPHA_FLOOR, adaptive_ridge
+from sklearn_labeldp.linear_model._losses import LogisticLoss
 
 AUTO_CASES = {
     "ls-label-weighted": (DPLeastSquaresClassifier(delta=1e-5), ["alpha_"]),
@@ -34,6 +36,8 @@ AUTO_CASES = {
                                                  batch_size=50, data_norm=4.0),
                             ["C_", "n_noisy_steps_"]),
     "objective": (DPLogisticRegression(), ["C_"]),
+    "output-full": (DPLogisticRegression(solver="output", privacy="full", data_norm=4.0),
+                    ["C_"]),
     "svc": (DPLinearSVC(), ["C_"]),
 }
 
@@ -68,6 +72,7 @@ def test_auto_values_are_public_and_recorded(name):
     ("newton-full", {"C": 0.25, "n_noisy_steps": 3}),
     ("sgd-label", {"C": 4.0, "n_noisy_steps": 7}),
     ("svc", {"C": 0.5}),
+    ("output-full", {"C": 0.5}),
 ])
 def test_user_value_wins(name, given):
     estimator, _ = AUTO_CASES[name]
@@ -86,28 +91,64 @@ def test_user_value_wins(name, given):
 
 
 def test_auto_steps_follow_the_random_walk_rule():
-    # Two classes, label DP: T = n sqrt(2 rho) / (eta sqrt(d)) with eta = 4, rho the zCDP
-    # of (epsilon, delta), before clipping to [10, 1000].
-    n, d, eps, delta = 40000, 9, 1.0, 1e-5
+    # Two classes, label DP: T = n sqrt(2 rho) / eta with eta = 4, rho the zCDP of
+    # (epsilon, delta), before clipping to [10, 1000]; the dimension does not enter.
+    n, d, eps, delta = 10000, 9, 1.0, 1e-5
     s1 = gaussian_sigma_for_approx_dp(eps, delta, sensitivity=1.0)
     rho = gaussian_rho(1.0, s1)
-    expected = math.floor(n * math.sqrt(2 * rho) / (4.0 * math.sqrt(d)))
+    expected = math.floor(n * math.sqrt(2 * rho) / 4.0)
     assert FIRST_ORDER_AUTO_STEPS[0] < expected < FIRST_ORDER_AUTO_STEPS[1]
-    got = auto_first_order_steps("sgd", epsilon=eps, delta=delta, n_samples=n, n_classes=2,
-                                 n_features=d, privacy="label", max_grad_norm=None,
-                                 learning_rate=None)
-    assert abs(got - expected) <= 1
-    # More budget or more rows: more steps; more classes or features: fewer.
     kw = dict(delta=delta, privacy="label", max_grad_norm=None, learning_rate=None)
+    got = auto_first_order_steps("sgd", epsilon=eps, n_samples=n, n_classes=2, n_features=d,
+                                 **kw)
+    assert abs(got - expected) <= 1
+    assert auto_first_order_steps("sgd", epsilon=eps, n_samples=n, n_classes=2,
+                                  n_features=10 * d, **kw) == got
+    # More budget or more rows: more steps; more classes (a larger label sensitivity) or a
+    # larger learning rate: fewer.
     assert auto_first_order_steps("sgd", epsilon=2.0, n_samples=n, n_classes=2,
                                   n_features=d, **kw) > got
     assert auto_first_order_steps("sgd", epsilon=eps, n_samples=n, n_classes=3,
                                   n_features=d, **kw) < got
+    assert auto_first_order_steps("sgd", epsilon=eps, n_samples=n, n_classes=2, n_features=d,
+                                  **dict(kw, learning_rate=8.0)) < got
     # Clipped to the range at both ends.
-    assert auto_first_order_steps("sgd", epsilon=0.5, n_samples=200, n_classes=3,
+    assert auto_first_order_steps("sgd", epsilon=0.5, n_samples=100, n_classes=3,
                                   n_features=5, **kw) == FIRST_ORDER_AUTO_STEPS[0]
-    assert auto_first_order_steps("sgd", epsilon=8.0, n_samples=10**7, n_classes=2,
+    assert auto_first_order_steps("sgd", epsilon=8.0, n_samples=10**6, n_classes=2,
                                   n_features=5, **kw) == FIRST_ORDER_AUTO_STEPS[1]
+
+
+@pytest.mark.parametrize(("solver", "privacy", "k"), [
+    ("objective", "label", 2), ("objective", "full", 3), ("output", "label", 3),
+    ("output", "full", 2)])
+def test_auto_perturbation_regularization_is_the_noise_share(solver, privacy, k):
+    # nu = d g / (n eps_problem); Lambda = c nu (objective, c = 1/4 logistic) or nu
+    # (output); C_ is its scikit-learn C, recorded with the Lambda the noise was
+    # calibrated with.
+    X, y = _data(300, k)
+    n, d = X.shape[0], X.shape[1] + 1
+    eps_problem = 2.0 if k == 2 else (1.0 if privacy == "label" else 2.0 / k)
+    g = 1.0 if privacy == "label" else 2.0
+    nu = d * g / (n * eps_problem)
+    reg = 0.25 * nu if solver == "objective" else nu
+    assert perturbation_noise_share(epsilon=2.0, n_samples=n, n_classes=k, n_features=d,
+                                    loss=LogisticLoss(), privacy=privacy) == pytest.approx(nu)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # data_norm under full DP, one-vs-rest
+        fit = DPLogisticRegression(solver=solver, privacy=privacy, epsilon=2.0,
+                                   classes=list(range(k)), random_state=0).fit(X, y)
+    assert fit.mechanism_params_["regularization"] == pytest.approx(reg)
+    assert fit.C_ == fit.mechanism_params_["C"] == pytest.approx(1.0 / (2.0 * n * reg))
+    # The Huber hinge's curvature bound 1 / (2 h) replaces 1/4.
+    svc = DPLinearSVC(solver=solver, privacy=privacy, epsilon=2.0, huber_width=0.25,
+                      classes=list(range(k)), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        svc.fit(X, y)
+    g_svc = 2.0
+    reg_svc = d * g_svc / (n * eps_problem) * (2.0 if solver == "objective" else 1.0)
+    assert svc.mechanism_params_["regularization"] == pytest.approx(reg_svc)
 
 
 def test_auto_regularization_is_the_noise_scale():
@@ -161,6 +202,10 @@ def test_defaults_learn_on_small_data(n, k):
                                         data_norm=4.0),
         "sgd-full": DPLogisticRegression(solver="sgd", delta=1e-5, privacy="full",
                                          data_norm=4.0),
+        "adam-label": DPLogisticRegression(solver="adam", delta=1e-5),
+        "objective-label": DPLogisticRegression(),
+        "output-label": DPLogisticRegression(solver="output"),
+        "svc-full": DPLinearSVC(privacy="full", data_norm=4.0),
     }
     for name, estimator in estimators.items():
         scores = [estimator.set_params(epsilon=4.0, classes=list(range(k)), random_state=s)
@@ -171,7 +216,7 @@ def test_defaults_learn_on_small_data(n, k):
 def test_one_vs_rest_warning_once_when_the_split_leaves_noise():
     X, y = _data(300, 3)
     with pytest.warns(UserWarning, match="one-vs-rest") as record:
-        DPLogisticRegression(epsilon=0.5, privacy="full", data_norm=4.0, classes=[0, 1, 2],
+        DPLogisticRegression(epsilon=0.2, privacy="full", data_norm=4.0, classes=[0, 1, 2],
                              random_state=0).fit(X, y)
     assert sum("one-vs-rest" in str(w.message) for w in record) == 1
     # Two classes, or a budget that leaves signal, do not warn.

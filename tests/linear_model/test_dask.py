@@ -149,7 +149,7 @@ def test_auto_bound_uses_approximate_quantile(data):
     ref = DPLeastSquaresClassifier(**params, accountant=BudgetAccountant(10.0, 0.1)).fit(X, y)
     clf = DPLeastSquaresClassifier(**params, accountant=BudgetAccountant(10.0, 0.1)).fit(Xd, yd)
     assert clf.data_norm_ == pytest.approx(ref.data_norm_, rel=0.05)
-    assert clf.clipped_fraction_ == pytest.approx(0.01, abs=0.01)
+    assert clf.clipped_fraction_ == pytest.approx(0.5, abs=0.05)
     assert clf.score(X, y) > 0.6
 
 

@@ -48,47 +48,47 @@ def _fit_quietly(estimator, X, y):
 
 
 @pytest.mark.parametrize("make", ESTIMATORS, ids=IDS)
-def test_auto_is_the_default_and_the_99th_percentile_of_the_row_norms(make):
-    # 198 rows of norm 1 and 2 of norm 3: the 99th percentile of 200 norms lies 0.01 of
-    # the way from the 198th to the 199th smallest, 1 + 0.01 (3 - 1) = 1.02, so the 2
-    # long rows (1%) are clipped, without a warning.
-    X, y = _data(n_long=2)
+def test_auto_is_the_default_and_the_median_row_norm(make):
+    # 100 rows of norm 3 and 100 of norm 1: the median of 200 norms is the mean of the
+    # 100th and 101st smallest, (1 + 3) / 2 = 2, so the 100 long rows (half) are
+    # clipped along their own direction, without a warning.
+    X, y = _data(n_long=100)
     clf = _fit_quietly(make(classes=[0, 1], random_state=0), X, y)
     assert clf.get_params()["data_norm"] == "auto"
-    assert AUTO_QUANTILE == 0.99
-    assert clf.data_norm_ == np.quantile(row_norms(X), 0.99) == pytest.approx(1.02)
-    assert clf.clipped_fraction_ == 0.01
+    assert AUTO_QUANTILE == 0.5
+    assert clf.data_norm_ == np.quantile(row_norms(X), 0.5) == pytest.approx(2.0)
+    assert clf.clipped_fraction_ == 0.5
     given = make(classes=[0, 1], random_state=0, data_norm=clf.data_norm_).fit(X, y)
     np.testing.assert_array_equal(clf.coef_, given.coef_)
     # Sparse input finds the same bound.
     assert make(classes=[0, 1], random_state=0).fit(sp.csr_matrix(X), y).data_norm_ == (
-        pytest.approx(1.02, rel=1e-14))
+        pytest.approx(2.0, rel=1e-14))
 
 
 @pytest.mark.parametrize("make", ESTIMATORS, ids=IDS)
 def test_given_bound_reports_the_clipped_fraction(make):
-    # 10 of 200 rows above the bound: 5%, not above the threshold, so no warning.
-    X, y = _data(n_long=10)
+    # 100 of 200 rows above the bound: half, as many as "auto" clips, so no warning.
+    X, y = _data(n_long=100)
     clf = _fit_quietly(make(classes=[0, 1], random_state=0, data_norm=2.0), X, y)
     assert clf.data_norm_ == 2.0
-    assert clf.clipped_fraction_ == 0.05
-    # 11 rows: 5.5% > 5%, a warning that names the share and points at the caller's fit.
-    X, y = _data(n_long=11)
-    with pytest.warns(RowClippingWarning, match=r"5\.5% .*data_norm=2") as record:
+    assert clf.clipped_fraction_ == 0.5
+    # 101 rows: 50.5% > 50%, a warning that names the share and points at the caller's fit.
+    X, y = _data(n_long=101)
+    with pytest.warns(RowClippingWarning, match=r"50\.5% .*data_norm=2") as record:
         clf = make(classes=[0, 1], random_state=0, data_norm=2.0).fit(X, y)
-    assert clf.clipped_fraction_ == 0.055
+    assert clf.clipped_fraction_ == 0.505
     assert [w.filename for w in record] == [__file__]
     assert issubclass(RowClippingWarning, UserWarning)
 
 
 @pytest.mark.parametrize("make", ESTIMATORS, ids=IDS)
 def test_full_dp_auto_warns_that_it_reads_private_features(make):
-    X, y = _data(n_long=30)
+    X, y = _data(n_long=130)
     match = "data_norm='auto'.*quantile of the private features' row norms"
     with pytest.warns(PrivacyLeakWarning, match=match) as record:
         clf = make(privacy="full", classes=[0, 1], random_state=0).fit(X, y)
     assert [w.filename for w in record] == [__file__]
-    assert clf.data_norm_ == np.quantile(row_norms(X), 0.99) == pytest.approx(3.0)
+    assert clf.data_norm_ == np.quantile(row_norms(X), 0.5) == pytest.approx(3.0)
     assert not hasattr(clf, "clipped_fraction_")
 
 
@@ -115,18 +115,18 @@ def test_bad_bound_is_refused_before_any_spend(make, bad):
 
 
 def test_rows_rounded_a_hair_above_the_bound_do_not_count_as_clipped():
-    X = np.array([[0.6, 0.8]] * 9 + [[3.0, 4.0]])
-    X[:9] *= 1 + 1e-15
-    with pytest.warns(RowClippingWarning, match="10.0%"):
+    X = np.array([[0.6, 0.8]] * 4 + [[3.0, 4.0]] * 6)
+    X[:4] *= 1 + 1e-15
+    with pytest.warns(RowClippingWarning, match="60.0%"):
         _, attributes = plan_row_bound(X, 1.0, privacy="label")
-    assert attributes["clipped_fraction_"] == 0.1
+    assert attributes["clipped_fraction_"] == 0.6
 
 
 @pytest.mark.parametrize("n_typical", [9, 199])
 def test_auto_bound_is_the_quantile_and_clips_an_outlier_without_warning(n_typical):
-    # Typical rows of norm about 1 and one outlier of norm 100 (the last row). With 10
-    # rows the one clipped row is 10% of them, above the 5% threshold of a given bound:
-    # "auto" still does not warn, since clipping its top 1% is what it is for.
+    # Typical rows of norm about 1 and one outlier of norm 100 (the last row): the
+    # outlier's norm does not enter the median, and "auto" clips about half of the rows
+    # without a warning, since that is what it is for.
     rng = np.random.default_rng(1)
     X = rng.normal(size=(n_typical + 1, 5)) / np.sqrt(5)
     X[-1] *= 100.0 / np.linalg.norm(X[-1])
@@ -135,20 +135,14 @@ def test_auto_bound_is_the_quantile_and_clips_an_outlier_without_warning(n_typic
         warnings.simplefilter("error")
         bound, attributes = plan_row_bound(X, "auto", privacy="label")
         sparse_bound, _ = plan_row_bound(sp.csr_matrix(X), "auto", privacy="label")
-    assert bound == attributes["data_norm_"] == np.quantile(norms, 0.99)
+    assert bound == attributes["data_norm_"] == np.quantile(norms, 0.5)
     assert sparse_bound == pytest.approx(bound, rel=1e-14)
-    assert bound < 100.0
-    assert attributes["clipped_fraction_"] == np.mean(norms > bound) > 0
+    assert bound < 3.0
+    assert attributes["clipped_fraction_"] == np.mean(norms > bound) == 0.5
     assert row_norms(clip_rows(X, bound))[-1] == pytest.approx(bound)  # the outlier, clipped
-    if n_typical == 199:
-        # The outlier's norm does not enter: the bound lies between the 198th and 199th
-        # smallest norms, both typical; the 2 rows above it (1%) are clipped.
-        assert np.sort(norms)[197] <= bound <= np.sort(norms)[198] < 3.0
-        assert attributes["clipped_fraction_"] == 0.01
-    # The same share from a given bound warns when above 5% (10 rows: 10%).
-    if n_typical == 9:
-        with pytest.warns(RowClippingWarning, match=r"10\.0% .*'auto' \(the 99th percentile"):
-            plan_row_bound(X, bound, privacy="label")
+    # A given bound that clips more than half the rows warns.
+    with pytest.warns(RowClippingWarning, match=r"'auto' \(the median row norm\)"):
+        plan_row_bound(X, 0.5 * norms.min(), privacy="label")
 
 
 def test_plan_row_bound_of_zero_rows_is_one():
@@ -161,7 +155,7 @@ def test_plan_row_bound_of_zero_rows_is_one():
 
 
 def test_auto_falls_back_to_the_largest_norm_when_the_percentile_is_zero():
-    # 199 zero rows and one of norm 5: the 99th percentile is 0, so the bound is the
+    # 199 zero rows and one of norm 5: the median is 0, so the bound is the
     # largest norm and nothing is clipped.
     X = np.zeros((200, 2))
     X[7] = [3.0, 4.0]
