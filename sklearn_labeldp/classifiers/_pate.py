@@ -75,8 +75,7 @@ def _semi_supervised_targets(n_rows, n_classes):
 # The "auto" rule of the teacher and query counts (see _auto_teachers_and_queries).
 _MARGIN = 3.5  # teachers per answer-noise std, times sqrt(1 + ln K)
 _ROWS_PER_CLASS, _MIN_ROWS = 1, 5  # rows per teacher: at least max(5, K)
-_LABELS_PER_CLASS = 10  # queries: at least 10 K (the student's labels) ...
-_MAX_QUERIES = 1000  # ... and at most 1000, the upper end of Papernot et al. (2017)
+_MAX_QUERIES = 1000  # queries: at most 1000, the upper end of Papernot et al. (2017)
 
 
 def _auto_teachers_and_queries(n_samples, n_classes, noise_std, n_teachers, n_queries):
@@ -94,32 +93,31 @@ def _auto_teachers_and_queries(n_samples, n_classes, noise_std, n_teachers, n_qu
       teachers against ``sigma = 40``);
     - each teacher has enough rows to be accurate: ``n / T >= max(5, K)``.
 
-    ``Q`` is the largest count in ``[10 K, 1000]`` (and at most ``n``) for
-    which both hold; when none does (small ``n`` or ``epsilon``), the
-    smallest, ``min(n, 10 K)``: fewer labels cannot teach a student ``K``
-    classes, and noisy labels still help one on binary tasks. ``T`` is then
-    the fewest teachers that meet the first condition, ``ceil(c sigma(Q))``,
-    within ``[1, n / max(5, K)]``: fewer teachers each see more rows. A
-    given count (an int, not ``"auto"``) is used as given and the other is
-    resolved against it. No label is read.
+    ``Q`` is the largest count up to ``min(n, 1000)`` for which both hold,
+    and 1 when none does (small ``n`` or ``epsilon``: the noise then drowns
+    the votes, which the fit's warning says). ``T`` is the fewest teachers
+    that meet the first condition, ``ceil(c sigma(Q))``, within ``[1, n /
+    max(5, K)]``: fewer teachers each see more rows. Holding ``T / sigma``
+    at ``c`` holds the selection noise of Confident-GNMax at ``sigma_ratio /
+    c`` of the teachers, so the share of queries answered does not shrink
+    as epsilon grows while ``Q`` grows: a larger epsilon never answers fewer
+    queries (in expectation). A given count (an int, not ``"auto"``) is used
+    as given and the other is resolved against it. No label is read.
     """
     margin = _MARGIN * np.sqrt(1.0 + np.log(n_classes))
     most_teachers = max(1, n_samples // max(_MIN_ROWS, _ROWS_PER_CLASS * n_classes))
     if n_teachers != "auto":
         most_teachers = n_teachers
     if n_queries == "auto":
-        fewest, most = min(n_samples, _LABELS_PER_CLASS * n_classes), min(n_samples, _MAX_QUERIES)
-        n_queries = fewest
         # noise_std grows with Q: bisect for the largest Q that the teachers cover.
-        low, high = fewest, most
-        if margin * noise_std(low) <= most_teachers:
-            while low < high:
-                middle = (low + high + 1) // 2
-                if margin * noise_std(middle) <= most_teachers:
-                    low = middle
-                else:
-                    high = middle - 1
-            n_queries = low
+        low, high = 1, min(n_samples, _MAX_QUERIES)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if margin * noise_std(middle) <= most_teachers:
+                low = middle
+            else:
+                high = middle - 1
+        n_queries = low
     if n_teachers == "auto":
         n_teachers = int(min(most_teachers, max(1, np.ceil(margin * noise_std(n_queries)))))
     return n_teachers, n_queries
@@ -270,9 +268,8 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         Number of queries ``Q``: an int, at most the number of rows, or a
         fraction in (0, 1) of the rows (at least one). Every query is paid
         for, and the noise grows like ``sqrt(Q)``; a warning says when it
-        exceeds half the number of teachers. ``"auto"``: the most queries, in
-        ``[10 K, 1000]`` and at most ``n``, whose noise the teachers can cover
-        (see Notes).
+        exceeds half the number of teachers. ``"auto"``: the most queries, at
+        most ``min(n, 1000)``, whose noise the teachers can cover (see Notes).
     aggregator : {"lnmax", "gnmax", "confident_gnmax"}, default="confident_gnmax"
         How the votes are turned into labels (see above): LNMax (pure DP),
         GNMax, or Confident-GNMax, which leaves queries without a clear
@@ -356,15 +353,15 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     ``sigma(Q)`` on each vote bin that the calibration gives for ``Q``
     queries. Following Papernot et al. (2017, 2018), an answer is useful when
     the noise is small against the plurality's margin, which grows with the
-    number of teachers (``T >= c sigma``, ``c = 3.5 sqrt(1 + ln K)``: Papernot et
-    al. 2018 run ``T / sigma`` of about 6 on MNIST), and when each teacher has
-    enough rows to be accurate (``n / T >= max(5, K)``). ``Q`` is the
-    largest count in ``[10 K, 1000]`` meeting both, or ``min(n, 10 K)`` when
-    none does; ``T`` the fewest teachers meeting the first. Keeping ``T /
-    sigma`` fixed keeps the share of confident answers about the same at
-    every epsilon, so a larger epsilon buys more queries (and more answers)
-    rather than fewer. A count you pass is used as given, and the other is
-    resolved against it. Measured figures are in the user guide.
+    number of teachers (``T >= c sigma``, ``c = 3.5 sqrt(1 + ln K)``;
+    Papernot et al. 2018 run ``T / sigma`` of about 6 on MNIST), and when each
+    teacher has enough rows to be accurate (``n / T >= max(5, K)``). ``Q`` is
+    the largest count up to ``min(n, 1000)`` meeting both (1 when none does);
+    ``T`` the fewest teachers meeting the first. Keeping ``T / sigma`` fixed
+    keeps the share of confident answers about the same at every epsilon, so
+    a larger epsilon buys more queries (and more answers), never fewer. A
+    count you pass is used as given, and the other is resolved against it.
+    Measured figures are in the user guide.
 
     The recorded epsilon of the Gaussian aggregators is exact: the ``Q``
     histograms (and the selection's maxima) form one Gaussian mechanism of
