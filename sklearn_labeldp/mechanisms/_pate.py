@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 from scipy.optimize import brentq
-from scipy.special import ndtr
+from scipy.special import log_ndtr, ndtr
 
 from ..accounting import PrivacySpend
 from ..utils import check_finite, check_generator, check_int, check_positive, check_unit_interval
@@ -234,7 +234,8 @@ def _gaussian_delta(epsilon, mu):
     (Balle and Wang 2018, Thm. 8), increasing in ``mu`` and decreasing in
     ``epsilon``.
     """
-    return ndtr(-epsilon / mu + mu / 2) - math.exp(epsilon) * ndtr(-epsilon / mu - mu / 2)
+    # e^epsilon Phi(b) in log space: e^epsilon alone overflows past epsilon = 709.
+    return ndtr(-epsilon / mu + mu / 2) - math.exp(epsilon + log_ndtr(-epsilon / mu - mu / 2))
 
 
 def _gaussian_epsilon(mu, delta):
@@ -255,6 +256,11 @@ def _gaussian_epsilon(mu, delta):
     return epsilon
 
 
+# PrivacySpend checks a ``gaussian`` record with e^epsilon, which overflows past
+# 709: above this, the record goes without it (composed by the basic sum).
+_DESCRIBED_EPSILON = 700.0
+
+
 def _gaussian_spend(mechanism, mu_squared, delta, **params):
     """The exact leaf of a Gaussian mechanism with squared sensitivity ``mu_squared`` noise stds.
 
@@ -262,9 +268,10 @@ def _gaussian_spend(mechanism, mu_squared, delta, **params):
     ``gaussian = mu``, so that zCDP totals keep working.
     """
     mu = math.sqrt(mu_squared)
-    return PrivacySpend.leaf(
-        mechanism, _gaussian_epsilon(mu, delta), delta, gaussian=mu, rho=mu_squared / 2.0, **params
-    )
+    epsilon = _gaussian_epsilon(mu, delta)
+    if epsilon < _DESCRIBED_EPSILON:
+        params["gaussian"] = mu
+    return PrivacySpend.leaf(mechanism, epsilon, delta, rho=mu_squared / 2.0, **params)
 
 
 def gnmax_spend(sigma, n_queries, delta):

@@ -297,3 +297,13 @@ def test_bad_noise_raises_before_any_draw(override, error, which):
 def test_bad_accounting_arguments_raise(call):
     with pytest.raises((ValueError, TypeError)):
         call()
+
+
+def test_a_huge_epsilon_calibrates_without_overflow():
+    # e^epsilon overflows past 709: the profile is evaluated in log space, and
+    # such a record goes without its description (composed by the basic sum).
+    for epsilon in (650.0, 1000.0):
+        sigma = gnmax_sigma(epsilon, 1e-5, 50)
+        spend = gnmax_spend(sigma, 50, 1e-5)
+        assert spend.epsilon == pytest.approx(epsilon, rel=1e-9) and spend.epsilon <= epsilon
+        assert ("gaussian" in spend.params) == (epsilon < 700)
