@@ -5,10 +5,12 @@ canary's: side ``a`` gives it label 1, side ``b`` label 0. Each side is fitted
 ``--fits`` times with independent seeds; a score of each fitted model is
 computed from what the fit released:
 
-* DP-SGD (:class:`~sklearn_labeldp.nn.DPSGDClassifier`, Poisson sampling, an
-  MLP with 4 hidden units on 20 points in 2-d): the predicted probability of
-  class 1 at the canary, placed away from the other points so that its own
-  gradient dominates the model there;
+* DP-SGD (:class:`~sklearn_labeldp.nn.DPSGDClassifier`, Poisson sampling at
+  ``q = 1/2``, 10 steps, a linear network, ``MLP(hidden_units=())``, on 20
+  points in 3-d): the canary alone on the first axis, the others in the plane
+  orthogonal to it, so that the weights on its feature move only with its
+  clipped gradient and the noise; the score is the log-odds of class 1 at the
+  canary minus that at the origin (free of the bias);
 * PATE (:class:`~sklearn_labeldp.classifiers.PATEClassifier` with GNMax): 5
   teachers, each holding one row (a part with one label votes that label), 2
   labelled 1 and 2 labelled 0 beside the canary, so that the canary decides
@@ -26,13 +28,14 @@ recorded ``epsilon_``; a bound close to it says the accounting is nearly tight
 for this attack.
 
 Run ``nice python benchmarks/audit_accounting.py`` (2000 fits per side after
-400 tuning fits; DP-SGD about 0.15 s a fit on one core, PATE about 0.1 s), or
+200 tuning fits; DP-SGD about 0.15 s a fit on one core, PATE about 0.1 s), or
 ``--mechanism dp-sgd`` / ``pate``, ``--fits 200 --tune 100`` for a smoke run.
 """
 
 import argparse
 import json
 import math
+import os
 import sys
 import time
 import warnings
@@ -45,15 +48,26 @@ DELTA = 1e-5
 
 
 def _dp_sgd_data():
+    """20 rows in 3-d: the canary alone on the first axis, the others in the plane below.
+
+    A linear network's weights on the first feature then move only with the
+    canary's clipped gradient (and the noise), so the score below reads its
+    label through the noisy sum of its gradients.
+    """
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(20, 2)).astype(np.float32)
-    y = (X[:, 0] > 0).astype(int)
-    X[0] = (4.0, 4.0)  # the canary, away from the rest
+    X = np.zeros((20, 3), dtype=np.float32)
+    X[1:, 1:] = rng.normal(size=(19, 2))
+    y = (X[:, 1] > 0).astype(int)
+    X[0, 0] = 10.0  # the canary; its gradient stays clipped to C while |p - y| > 0.07
     return X, y
 
 
 def dp_sgd_scores(canary_label, seeds, epsilon):
-    """Probability of class 1 at the canary, one fit per seed; and the recorded spend."""
+    """Log-odds of class 1 at the canary minus at the origin, one fit per seed.
+
+    For the linear network this is 10 times the difference of the two
+    classes' weights on the canary's feature, free of the bias.
+    """
     import torch
 
     from sklearn_labeldp.nn import MLP, DPSGDClassifier, LabelDPNetClassifier
@@ -62,15 +76,22 @@ def dp_sgd_scores(canary_label, seeds, epsilon):
     X, y = _dp_sgd_data()
     y = y.copy()
     y[0] = canary_label
-    # q = 10 / 20 Poisson sampling, 5 epochs of 2 steps: T = 10 noisy steps.
-    net = LabelDPNetClassifier(MLP, module__hidden_units=(4,), max_epochs=5, batch_size=10,
-                               lr=0.5)
+    probe = np.zeros((2, 3), dtype=np.float32)
+    probe[0] = X[0]
+    # q = 10 / 20 Poisson sampling, 5 epochs of 2 steps: T = 10 noisy steps. A small
+    # learning rate keeps every predicted probability near 1/2, so the canary's
+    # gradient stays clipped at norm C at every step (a saturated model would stop
+    # moving with its label, and the test would lose half its power).
+    net = LabelDPNetClassifier(MLP, module__hidden_units=(), max_epochs=5, batch_size=10,
+                               lr=0.01)
     scores, model = [], None
     for seed in seeds:
         model = DPSGDClassifier(net, epsilon=epsilon, delta=DELTA, classes=[0, 1],
                                 random_state=np.random.default_rng(seed)).fit(X, y)
-        scores.append(model.predict_proba(X[:1])[0, 1])
-    return np.asarray(scores), (model.epsilon_, model.delta_, model.mechanism_params_)
+        logp = np.log(np.clip(model.predict_proba(probe), 1e-300, None))
+        odds = logp[:, 1] - logp[:, 0]
+        scores.append(odds[0] - odds[1])
+    return np.asarray(scores), (model.epsilon_, model.delta_)
 
 
 def pate_scores(canary_label, seeds, epsilon):
@@ -91,8 +112,7 @@ def pate_scores(canary_label, seeds, epsilon):
                                    classes=[0, 1],
                                    random_state=np.random.default_rng(seed)).fit(X, y)
             scores.append(np.count_nonzero(model.answered_labels_ == 1))
-    params = model.privacy_spend_.parts[0].params
-    return np.asarray(scores, dtype=float), (model.epsilon_, model.delta_, params)
+    return np.asarray(scores, dtype=float), (model.epsilon_, model.delta_)
 
 
 MECHANISMS = {"dp-sgd": dp_sgd_scores, "pate": pate_scores}
@@ -119,20 +139,51 @@ def choose_event(scores_a, scores_b, delta):
     return best
 
 
-def run(name, n_fits, n_tune, epsilon, seed):
+_CHUNK = 50
+
+
+def _collect(state, key, scores, canary, seeds, epsilon, path):
+    """Extend ``state[key]`` to one score per seed, saving ``state`` after every chunk."""
+    done = state.get(key, np.empty(0))
+    while done.size < len(seeds):
+        chunk = seeds[done.size:done.size + _CHUNK]
+        new, recorded = scores(canary, chunk, epsilon)
+        done = np.concatenate([done, new])
+        state[key] = done
+        state["recorded"] = np.array(recorded[:2])
+        if path:
+            np.savez(path, **state)
+    return done
+
+
+def run(name, n_fits, n_tune, epsilon, seed, path=None):
+    """Tune the event, then audit; with ``path``, resume from and save to that .npz file."""
     scores = MECHANISMS[name]
     children = np.random.SeedSequence(seed).spawn(4)
-    # Independent 128-bit streams, one per fit.
+    # Independent 128-bit streams, one per fit (the same ones when resumed).
     seeds = [c.spawn(n_tune if i < 2 else n_fits) for i, c in enumerate(children)]
+    state = {}
+    if path and os.path.exists(path):
+        with np.load(path) as saved:
+            state = {k: saved[k] for k in saved.files}
+    keys = ("tune_a", "tune_b", "audit_a", "audit_b")
+    before = sum(state[k].size for k in keys if k in state)
     start = time.perf_counter()
-    tune_a, _ = scores(1, seeds[0], epsilon)
-    tune_b, _ = scores(0, seeds[1], epsilon)
+    tune_a = _collect(state, "tune_a", scores, 1, seeds[0], epsilon, path)
+    tune_b = _collect(state, "tune_b", scores, 0, seeds[1], epsilon, path)
     tune_eps, threshold, upper = choose_event(tune_a, tune_b, DELTA)
-    audit_a, recorded = scores(1, seeds[2], epsilon)
-    audit_b, _ = scores(0, seeds[3], epsilon)
+    # Both sides advance together, so an interrupted run has as many fits on each.
+    audit_a, audit_b = state.get("audit_a", np.empty(0)), state.get("audit_b", np.empty(0))
+    while min(audit_a.size, audit_b.size) < n_fits:
+        upto = min(n_fits, min(audit_a.size, audit_b.size) + _CHUNK)
+        audit_a = _collect(state, "audit_a", scores, 1, seeds[2][:upto], epsilon, path)
+        audit_b = _collect(state, "audit_b", scores, 0, seeds[3][:upto], epsilon, path)
+        print(f"  {name}: {upto} audit fits per side", file=sys.stderr, flush=True)
+    audit_a, audit_b = audit_a[:n_fits], audit_b[:n_fits]
     elapsed = time.perf_counter() - start
+    fitted = sum(state[k].size for k in keys) - before  # in this invocation
     result = _bound(audit_a, audit_b, threshold, upper, DELTA)
-    eps_recorded, delta_recorded, params = recorded
+    eps_recorded, delta_recorded = (float(v) for v in state["recorded"])
     out = {
         "mechanism": name, "target_epsilon": epsilon, "fits_per_side": n_fits,
         "tuning_fits_per_side": n_tune, "threshold": threshold,
@@ -140,8 +191,7 @@ def run(name, n_fits, n_tune, epsilon, seed):
         "p_a": result.p_a, "p_b": result.p_b, "p_a_lower": result.p_a_lower,
         "p_b_upper": result.p_b_upper, "epsilon_lower": result.epsilon_lower(delta_recorded),
         "epsilon_recorded": eps_recorded, "delta_recorded": delta_recorded,
-        "params": {k: v for k, v in params.items() if isinstance(v, (int, float, str))},
-        "seconds": elapsed, "seconds_per_fit": elapsed / (2 * (n_fits + n_tune)),
+        "seconds": elapsed, "seconds_per_fit": elapsed / max(fitted, 1),
     }
     return out
 
@@ -150,10 +200,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mechanism", choices=[*MECHANISMS, "all"], default="all")
     parser.add_argument("--fits", type=int, default=2000, help="audit fits per side")
-    parser.add_argument("--tune", type=int, default=400, help="tuning fits per side")
+    parser.add_argument("--tune", type=int, default=200, help="tuning fits per side")
     parser.add_argument("--epsilon", type=float, nargs="+", default=[4.0])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="append each result as a JSON line to this file")
+    parser.add_argument("--save", help="keep the scores in SAVE-<mechanism>-<eps>.npz, "
+                        "and resume from them")
     args = parser.parse_args(argv)
     names = list(MECHANISMS) if args.mechanism == "all" else [args.mechanism]
     header = (f"{'mechanism':8s} {'eps':>5s} {'fits/side':>9s} {'event':>12s} {'p_a':>6s} "
@@ -164,7 +216,8 @@ def main(argv=None):
     failures = []
     for name in names:
         for epsilon in args.epsilon:
-            res = run(name, args.fits, args.tune, epsilon, args.seed)
+            path = args.save and f"{args.save}-{name}-{epsilon:g}.npz"
+            res = run(name, args.fits, args.tune, epsilon, args.seed, path)
             event = f"{res['event']} {res['threshold']:.4g}"
             print(f"{name:8s} {epsilon:5.1f} {args.fits:9d} {event:>12s} {res['p_a']:6.3f} "
                   f"{res['p_b']:6.3f} {res['epsilon_lower']:9.3f} "

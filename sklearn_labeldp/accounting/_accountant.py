@@ -83,6 +83,8 @@ class BudgetAccountant:
         Every recorded spend, in order (a snapshot, read from the ledger).
     path : str or None
         Absolute path of the persistent ledger, or ``None``.
+    slack : float or None
+        The delta the ceiling check may spend on the tight composition.
 
     See Also
     --------

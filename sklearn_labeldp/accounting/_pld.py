@@ -109,10 +109,22 @@ def _pld(description, count=1):
             value_discretization_interval=_DISCRETISATION,
         )
     _, sigma, q, steps, replace_one = description
-    return pld.from_gaussian_mechanism(
+    return _subsampled_step(sigma, q, replace_one).self_compose(steps * count)
+
+
+@functools.lru_cache(maxsize=64)
+def _subsampled_step(sigma, q, replace_one):
+    """One Poisson-subsampled Gaussian step's PLD, cached.
+
+    A ceiling check with a slack composes the same DP-SGD run again at every
+    spend, with a growing count.
+    """
+    dpa = _dp_accounting()
+    relation = dpa.NeighboringRelation
+    return dpa.pld.privacy_loss_distribution.from_gaussian_mechanism(
         sigma, sampling_prob=q, value_discretization_interval=_DISCRETISATION,
         neighboring_relation=relation.REPLACE_ONE if replace_one else relation.ADD_OR_REMOVE_ONE,
-    ).self_compose(steps * count)
+    )
 
 
 def tight_total(spends, slack):
