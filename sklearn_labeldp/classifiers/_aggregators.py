@@ -74,7 +74,13 @@ class _LNMax:
 
 
 class _GNMax:
-    """``N(0, sigma^2)`` noise on every bin: ``rho = Q / sigma^2`` zCDP."""
+    """``N(0, sigma^2)`` noise on every bin.
+
+    The ``Q`` noisy histograms are one Gaussian mechanism of ``mu = sqrt(2 Q) /
+    sigma`` (a label change moves one vote between two bins of every query's
+    histogram: L2 sensitivity ``sqrt(2)``), recorded and calibrated by its exact
+    privacy profile (Balle and Wang 2018); ``rho = mu^2 / 2`` zCDP beside it.
+    """
 
     def calibrate(self, setting):
         return {"sigma": mechanisms.gnmax_sigma(setting.epsilon, setting.delta, setting.n_queries)}
@@ -95,7 +101,10 @@ class _GNMax:
 class _ConfidentGNMax:
     """A noisy threshold on the top vote (``sigma1``), then GNMax (``sigma2``).
 
-    ``rho = Q / (2 sigma1^2) + Q / sigma2^2`` whatever the number answered.
+    One Gaussian mechanism of ``mu = sqrt(Q / sigma1^2 + 2 Q / sigma2^2)``
+    whatever the number answered (as if every query were answered and the
+    unselected answers discarded), recorded and calibrated by its exact privacy
+    profile (Balle and Wang 2018); ``rho = mu^2 / 2`` zCDP beside it.
     ``params["threshold"]`` is in votes: the fraction times ``n_teachers``.
     """
 
