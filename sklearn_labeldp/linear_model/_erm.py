@@ -8,7 +8,7 @@ training of every binary problem is one solver's ``train`` function of the
 label codes, which the estimators call only through ``PrivateLabels.release``.
 
 Feature map (public, label-independent). With ``R = data_norm`` (by default
-``"auto"``, the 99th percentile of the training ``X``'s row norms: free under
+``"auto"``, the median of the training ``X``'s row norms: free under
 label DP, where the features are public, and warned about under full DP), each row
 ``x`` is first clipped to norm ``R`` (rows inside the ball are unchanged, rows
 outside are scaled down to it by their own norm), then mapped to
@@ -55,7 +55,7 @@ from ._calibration import (
 )
 from ._dask import map_design, prepare_dask_Xy
 from ._losses import HuberHingeLoss, LogisticLoss
-from ._preprocessing import clipped_design, plan_row_bound
+from ._preprocessing import CLASSIFIER_AUTO_QUANTILE, clipped_design, plan_row_bound
 from ._solvers import SOLVERS, ERMSetting
 
 __all__ = ["DPLinearSVC", "DPLogisticRegression"]
@@ -224,7 +224,8 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         params.update({key: value for key, value in resolved.items() if key != "n_noisy_steps"})
         warn_one_vs_rest_noise(type(self).__name__, self.solver, params, X.shape[0], n_features,
                           classes.size)
-        data_norm, bound_attributes = plan_row_bound(X, self.data_norm, privacy=self.privacy)
+        data_norm, bound_attributes = plan_row_bound(
+            X, self.data_norm, privacy=self.privacy, quantile=CLASSIFIER_AUTO_QUANTILE)
         spend = solver.privacy_spend(setting, params)
         plan = {"setting": setting, "mechanism_params": params, "data_norm": data_norm,
                 "bound_attributes": bound_attributes,
@@ -398,12 +399,12 @@ class DPLogisticRegression(_BasePrivateERM):
       The sampling and the noise come from the fit's mechanism generator;
       ``max_iter`` and ``tol`` are not used.
 
-    Row-norm bound. ``data_norm="auto"`` (the default) is the 99th percentile
-    of the L2 row norms of the training ``X``, so about 1% of the rows (the
-    longest) are clipped and a few outlying rows do not inflate the noise;
-    under label DP the features are public and this costs no privacy, and
-    ``clipped_fraction_`` reports the share of rows clipped (a given bound that
-    clips more than 5% warns with a
+    Row-norm bound. ``data_norm="auto"`` (the default) is the median of the
+    L2 row norms of the training ``X``, so about half of the rows (the
+    longest) are clipped along their own direction and long rows do not
+    inflate the noise; under label DP the features are public and this costs
+    no privacy, and ``clipped_fraction_`` reports the share of rows clipped (a
+    given bound that clips more than half warns with a
     :class:`~sklearn_labeldp.linear_model.RowClippingWarning`). Under
     ``privacy="full"`` pass a public bound: ``"auto"`` reads the private
     features and warns with a
@@ -426,12 +427,15 @@ class DPLogisticRegression(_BasePrivateERM):
         ``"newton"`` and ``"fc"`` the ``Lambda = (1/4) sqrt(d / 2) sigma`` of
         the noise std ``sigma`` on the released mean gradient and the mapped
         dimension ``d`` (in the spirit of AdaSSP, Wang 2018: as much ridge as
-        the noise moves the curvature); 1 for the other solvers.
+        the noise moves the curvature); for ``"objective"`` and ``"output"``
+        ``Lambda = c nu`` and ``nu``, with ``nu = d g / (n eps_problem)`` the
+        noise's expected norm as a perturbation of the mean gradient and ``c``
+        the loss's curvature bound; 1 for ``"sgd"`` and ``"adam"``.
     data_norm : float or "auto", default="auto"
         Bound on the L2 row norms; rows above it are clipped to it. ``"auto"``:
-        the 99th percentile of the row norms of the training ``X``, which clips
-        about 1% of the rows (the largest row norm if that percentile is 0, 1
-        if every row is zero).
+        the median of the row norms of the training ``X``, which clips about
+        half of the rows (the largest row norm if that median is 0, 1 if every
+        row is zero).
     solver : {"objective", "output", "newton", "fc", "sgd", "adam"}, default="objective"
     privacy : {"label", "full"}, default="label"
         ``"label"``: the features are public, only the labels are protected.
@@ -456,8 +460,8 @@ class DPLogisticRegression(_BasePrivateERM):
         ``n_noisy_steps_``: 5 for ``"newton"`` and ``"fc"``; for ``"sgd"`` and
         ``"adam"`` the largest ``T`` whose accumulated noise, a random walk of
         ``T`` steps of the learning rate times the noise on each released mean
-        gradient, stays within norm 1 in the mapped features' units (``T = n
-        sqrt(2 rho) / (4 sqrt(d))`` for two classes under label DP, ``rho``
+        gradient, stays within a std of 1 per coefficient in the mapped
+        features' units (``T = n sqrt(2 rho) / 4`` for two classes under label DP, ``rho``
         the zCDP of ``(epsilon, delta)``), clipped to ``[10, 1000]``; the
         same rule for Poisson minibatches.
     batch_size : int, default=None
@@ -530,8 +534,8 @@ class DPLogisticRegression(_BasePrivateERM):
         the Gram matrix) and, except Poisson minibatches, ``example_rho``
         (zCDP for adding or removing one example).
     data_norm_ : float
-        The row-norm bound used (``data_norm``, or for ``"auto"`` the 99th
-        percentile of the row norms).
+        The row-norm bound used (``data_norm``, or for ``"auto"`` the median
+        of the row norms).
     clipped_fraction_ : float
         Label DP only: the share of training rows of norm above ``data_norm_``
         (by more than rounding), which were clipped. Not set under
@@ -732,10 +736,10 @@ class DPLinearSVC(_BasePrivateERM):
     ``max_iter`` only) when ``max_iter`` iterations do not get there, itself a
     rare label-dependent event.
 
-    ``data_norm="auto"`` (the default) is the 99th percentile of the row norms
-    of the training ``X`` (about 1% of the rows clipped): free under label DP,
-    where ``clipped_fraction_`` reports the share of rows clipped (a given bound
-    that clips more than 5% warns with a
+    ``data_norm="auto"`` (the default) is the median of the row norms of the
+    training ``X`` (about half of the rows clipped): free under label DP, where
+    ``clipped_fraction_`` reports the share of rows clipped (a given bound that
+    clips more than half warns with a
     :class:`~sklearn_labeldp.linear_model.RowClippingWarning`); under
     ``privacy="full"`` it reads the private features and warns with a
     :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`: pass a public
@@ -748,14 +752,16 @@ class DPLinearSVC(_BasePrivateERM):
     C : float or "auto", default="auto"
         Inverse regularisation strength, scikit-learn's: ``Lambda = 1 / (2 C
         n)`` on the mapped rows, ``1 / (C n)`` without intercept. ``"auto"``
-        is 1 (reported as ``C_``).
+        (reported as ``C_``): ``Lambda = c nu`` (objective) or ``nu`` (output)
+        with ``c = 1 / (2h)`` and ``nu = d g / (n eps_problem)`` the noise's
+        expected norm as a perturbation of the mean gradient.
     huber_width : float, default=0.5
         ``h`` > 0.
     data_norm : float or "auto", default="auto"
         Bound on the L2 row norms; rows above it are clipped to it. ``"auto"``:
-        the 99th percentile of the row norms of the training ``X``, which clips
-        about 1% of the rows (the largest row norm if that percentile is 0, 1
-        if every row is zero).
+        the median of the row norms of the training ``X``, which clips about
+        half of the rows (the largest row norm if that median is 0, 1 if every
+        row is zero).
     solver : {"objective", "output"}, default="objective"
     privacy : {"label", "full"}, default="label"
         ``"label"``: neighbouring datasets differ in one label; ``"full"``:
@@ -793,10 +799,10 @@ class DPLinearSVC(_BasePrivateERM):
         ``curvature_bound`` (``c``), ``epsilon_prime`` (``eps'``) and
         ``extra_regularization`` (``Delta``).
     C_ : float
-        The ``C`` used (``"auto"``: 1); also ``mechanism_params_["C"]``.
+        The ``C`` used (``"auto"`` resolved); also ``mechanism_params_["C"]``.
     data_norm_ : float
-        The row-norm bound used (``data_norm``, or for ``"auto"`` the 99th
-        percentile of the row norms).
+        The row-norm bound used (``data_norm``, or for ``"auto"`` the median
+        of the row norms).
     clipped_fraction_ : float
         Label DP only: the share of training rows of norm above ``data_norm_``
         (by more than rounding), which were clipped. Not set under

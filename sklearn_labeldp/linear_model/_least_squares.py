@@ -28,7 +28,7 @@ from ._dask import (
     prepare_dask_Xy,
 )
 from ._gram_noise import add_symmetric_noise, project_psd, project_psd_one
-from ._preprocessing import clipped_design, plan_row_bound
+from ._preprocessing import CLASSIFIER_AUTO_QUANTILE, clipped_design, plan_row_bound
 from ._statistics import dense_gram, least_squares_statistics, map_classes
 
 __all__ = ["DPLeastSquaresClassifier"]
@@ -291,8 +291,8 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
 
     Each feature row is clipped to L2 norm ``R = data_norm`` (rows inside the
     ball are left alone, nothing is rescaled by a data-dependent amount); by
-    default ``R`` is the 99th percentile of the row norms of ``X``, which clips
-    about 1% of the rows. With
+    default ``R`` is the median row norm of ``X``, which clips about half of
+    the rows along their own direction. With
     one-hot targets, the per-class statistics ``A_j = sum_{y_i=j} x x^T`` and
     ``b_j = sum_{y_i=j} x``, and the Gramian ``G = sum_i x x^T``:
 
@@ -368,10 +368,10 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         of the ``"weighted"`` formulation.
     data_norm : float or "auto", default="auto"
         ``R``, the L2 bound on the feature rows (> 0); rows above it are scaled
-        down to it. ``"auto"``: the 99th percentile of the row norms of the
-        training ``X``, which clips about 1% of the rows, the longest (the
-        largest row norm if that percentile is 0, 1 if every row is zero): a
-        few outlying rows do not set the noise. Under label DP the features
+        down to it. ``"auto"``: the median of the row norms of the training
+        ``X``, which clips about half of the rows, the longest (the largest row
+        norm if that median is 0, 1 if every row is zero): long rows do not
+        set the noise. Under label DP the features
         are public, so this costs no privacy; under ``privacy="full"`` it reads
         the private features, outside the guarantee, and the fit warns with a
         :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`: pass a public
@@ -413,15 +413,15 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         ``example_rho`` (zCDP for adding or removing one example). ``alpha``:
         the ridge penalty used, resolved after the release (not in the spend).
     data_norm_ : float
-        The bound ``R`` used (``data_norm``, or for ``"auto"`` the 99th
-        percentile of the row norms).
+        The bound ``R`` used (``data_norm``, or for ``"auto"`` the median of
+        the row norms).
     alpha_ : float
         The ridge penalty used: ``alpha``, or the value ``"auto"`` resolved to
         (also ``mechanism_params_["alpha"]``).
     clipped_fraction_ : float
         Label DP only: the share of training rows whose norm exceeded ``R`` (by
-        more than rounding) and were clipped: about 1% for ``"auto"``. Above 5%
-        a fit with a given ``data_norm`` warns with a
+        more than rounding) and were clipped: about half for ``"auto"``. Above
+        half a fit with a given ``data_norm`` warns with a
         :class:`~sklearn_labeldp.linear_model.RowClippingWarning`. Under full DP
         this share is a statistic of the private features, not covered by the
         guarantee, so it is neither set nor warned about (check it on public
@@ -566,7 +566,8 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
 
     def _plan_fit(self, X, classes, rng):
         s, rho, example_rho = self._noise_multiplier()
-        data_norm, bound_attributes = plan_row_bound(X, self.data_norm, privacy=self.privacy)
+        data_norm, bound_attributes = plan_row_bound(
+            X, self.data_norm, privacy=self.privacy, quantile=CLASSIFIER_AUTO_QUANTILE)
         sensitivities = least_squares_sensitivities(self.privacy, self.formulation, data_norm)
         params = {
             "rho": rho,

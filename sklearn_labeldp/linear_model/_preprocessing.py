@@ -6,10 +6,10 @@ are scaled down to the bound; rows inside it are left alone, and no row is
 rescaled by an amount computed from the other rows.
 
 Under label DP the features are public, so the bound may be read from them
-(``"auto"``: the median row norm, which clips about half of the rows) and the
-share of rows it clips may be reported. Under full DP both are
-statistics of the private features: the bound should be given, and the clipped
-share is never released.
+(``"auto"``: a quantile of the row norms, the median for the classifiers and
+the 99th percentile by default) and the share of rows it clips may be
+reported. Under full DP both are statistics of the private features: the bound
+should be given, and the clipped share is never released.
 """
 
 import math
@@ -21,24 +21,33 @@ import scipy.sparse as sp
 from ..exceptions import PrivacyLeakWarning, RowClippingWarning
 from ..utils import is_dask
 
-# Above this share of clipped rows a label-DP fit with a given bound warns: more rows
-# than "auto" clips (a bound far below the typical row, such as 1 on standardised
-# features, clips every row and keeps only their directions).
-CLIPPED_FRACTION_WARNING = 0.5
+# Above this share of clipped rows a label-DP fit with a given bound warns (or above
+# the share "auto" clips, 1 - quantile, when that is larger): the model then sees a
+# distorted picture of the features (every clipped row loses its length).
+CLIPPED_FRACTION_WARNING = 0.05
 
-# The "auto" bound is this quantile of the training rows' L2 norms: the median. Every
-# sensitivity, so the noise of every mechanism, scales with the bound, while a row's
-# share of the signal is its clipped norm min(||x||, R) / R in the mapped units: a
-# bound at the median gives half the rows the whole unit norm and shrinks the others
-# along their own direction, which a linear classifier with an intercept mostly
-# tolerates. A high quantile lets the longest rows set the noise for all: after a
-# StandardScaler, rare one-hot categories (UCI Adult) or nearly constant pixels (the
-# digits) make the 99th percentile 2 to 3 times the median. Measured (test accuracy,
-# label DP, eps = 8, the digits: n = 1257, K = 10): DP least squares 0.82 with the
-# 99th percentile (18.9) against 0.90 with the median (6.7); DP-Newton 0.79 against
-# 0.89; at eps = 1e4 the median costs nothing (DP-Newton 0.957 against 0.939). On UCI
-# Adult at eps = 1 it gained 0.5 to 0.7 points and at eps = 8 lost at most 0.6.
-AUTO_QUANTILE = 0.5
+# The "auto" bound is a quantile of the training rows' L2 norms, not their maximum.
+# Every sensitivity scales with the bound, so a few outlying rows must not set it: after
+# a StandardScaler on one-hot columns, rare categories give a handful of rows many
+# times longer than the rest (on UCI Adult the largest norm is about 5 times the 99th
+# percentile). AUTO_QUANTILE is the default of plan_row_bound, for models whose fit a
+# shortened row biases (a regression's prediction shrinks with its row): about 1% of
+# the rows are clipped.
+AUTO_QUANTILE = 0.99
+
+# The classifiers' quantile: the median. Every mechanism's noise scales with the bound,
+# while a row's share of the signal is its clipped norm min(||x||, R) / R in the mapped
+# units: a bound at the median gives half the rows the whole unit norm and shrinks the
+# others along their own direction, which changes a linear classifier's scores by a
+# positive factor per row and mostly not its decisions. A high quantile lets the
+# longest rows set the noise for all: after a StandardScaler, rare one-hot categories
+# (UCI Adult) or nearly constant pixels (the digits) make the 99th percentile 2 to 3
+# times the median. Measured (test accuracy, label DP, eps = 8, the digits: n = 1257,
+# K = 10): DP least squares 0.82 with the 99th percentile (18.9) against 0.90 with the
+# median (6.7), DP-Newton 0.79 against 0.89; at eps = 1e4 the median costs nothing
+# (DP-Newton 0.957 against 0.939). On UCI Adult at eps = 1 it gained 0.5 to 0.7
+# points and at eps = 8 lost at most 0.6.
+CLASSIFIER_AUTO_QUANTILE = 0.5
 
 # Rows above the bound by less than this relative amount are not counted as clipped:
 # rows normalised to the bound come out of floating point a hair above it, and
@@ -51,7 +60,7 @@ _ROUNDING = 1e-9
 _STACKLEVEL = 7
 
 
-def plan_row_bound(X, data_norm, *, privacy):
+def plan_row_bound(X, data_norm, *, privacy, quantile=AUTO_QUANTILE):
     """Settle the row-norm bound of a fit from public information, before any label is read.
 
     Parameters
@@ -61,21 +70,24 @@ def plan_row_bound(X, data_norm, *, privacy):
         reductions (:func:`_dask_norm_summary`; ``"auto"`` then takes dask's
         approximate percentile).
     data_norm : float or "auto"
-        The estimators' parameter. ``"auto"`` takes the median
-        (``AUTO_QUANTILE``, :func:`numpy.quantile`'s linear interpolation) of
-        the L2 row norms of ``X``, so that about half of the rows are clipped;
-        the largest row norm if that median is 0 but some row is not, and 1
+        The estimators' parameter. ``"auto"`` takes the ``quantile``
+        (:func:`numpy.quantile`'s linear interpolation) of the L2 row norms of
+        ``X``, so that about a share ``1 - quantile`` of the rows are clipped;
+        the largest row norm if that quantile is 0 but some row is not, and 1
         when every row is zero.
     privacy : {"label", "full"}
         Under ``"label"`` the features are public: ``"auto"`` is free and the
         share of clipped rows is reported (a :class:`RowClippingWarning` when a
-        given bound clips more than half of them, more than ``"auto"`` does;
+        given bound clips more than ``max(5%, 1 - quantile)`` of them;
         ``"auto"`` never warns). Under ``"full"`` ``"auto"``
         reads the private features, which
         the guarantee does not cover: a
         :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning` says so. The
         clipped share is a statistic of the private features too, so it is
         neither returned nor put in a warning.
+    quantile : float, default=AUTO_QUANTILE
+        Of ``"auto"``: 0.99 by default, ``CLASSIFIER_AUTO_QUANTILE`` (the
+        median) for the classifiers.
 
     Returns
     -------
@@ -88,11 +100,11 @@ def plan_row_bound(X, data_norm, *, privacy):
         a hair above it do not count).
     """
     if is_dask(X):
-        summary = _dask_norm_summary(X, data_norm, privacy)
+        summary = _dask_norm_summary(X, data_norm, privacy, quantile)
     else:
         norms = row_norms(X)
         summary = {"largest": lambda: float(norms.max()) if norms.size else 0.0,
-                   "quantile": lambda: (float(np.quantile(norms, AUTO_QUANTILE))
+                   "quantile": lambda: (float(np.quantile(norms, quantile))
                                         if norms.size else 0.0),
                    "fraction": lambda bound: float(np.mean(norms > bound * (1.0 + _ROUNDING)))}
     if isinstance(data_norm, str):  # "auto", the only string the parameter constraints allow
@@ -104,10 +116,10 @@ def plan_row_bound(X, data_norm, *, privacy):
                 PrivacyLeakWarning,
                 stacklevel=_STACKLEVEL,
             )
-        largest, quantile = summary["largest"](), summary["quantile"]()
-        # At least half the rows zero: the largest norm, so that the rest are not clipped
+        largest, typical = summary["largest"](), summary["quantile"]()
+        # Mostly zero rows: the largest norm, so that the rest are not clipped
         # to (nearly) nothing; every row zero: 1, any bound clips nothing then.
-        bound = quantile if quantile > 0 else largest if largest > 0 else 1.0
+        bound = typical if typical > 0 else largest if largest > 0 else 1.0
     elif math.isfinite(data_norm) and data_norm > 0:
         bound = float(data_norm)
     else:
@@ -115,13 +127,16 @@ def plan_row_bound(X, data_norm, *, privacy):
     attributes = {"data_norm_": bound}
     if privacy == "label":
         fraction = summary["fraction"](bound)
-        # "auto" clips about half the rows by design and never warns.
-        if fraction > CLIPPED_FRACTION_WARNING and not isinstance(data_norm, str):
+        # "auto" clips its share 1 - quantile by design and never warns.
+        limit = max(CLIPPED_FRACTION_WARNING, 1.0 - quantile)
+        if fraction > limit and not isinstance(data_norm, str):
+            auto = ("the median row norm" if quantile == 0.5
+                    else f"the {100 * quantile:g}th percentile of the row norms")
             warnings.warn(
                 f"{fraction:.1%} of the training rows have an L2 norm above data_norm={bound:g} "
                 "and were clipped to it, which distorts the features. Under label DP the "
-                "features are public: data_norm='auto' (the median row norm) clips about "
-                "half of the rows, along their own direction.",
+                f"features are public: data_norm='auto' ({auto}) clips about "
+                f"{1.0 - quantile:.0%} of the rows.",
                 RowClippingWarning,
                 stacklevel=_STACKLEVEL,
             )
@@ -129,11 +144,11 @@ def plan_row_bound(X, data_norm, *, privacy):
     return bound, attributes
 
 
-def _dask_norm_summary(X, data_norm, privacy):
+def _dask_norm_summary(X, data_norm, privacy, quantile):
     """The row-norm statistics :func:`plan_row_bound` needs, from a dask ``X``, lazily.
 
     One ``dask.compute`` over the blocks gives the largest row norm, the
-    ``AUTO_QUANTILE`` quantile by :func:`dask.array.percentile` (approximate:
+    ``quantile`` by :func:`dask.array.percentile` (approximate:
     it merges per-block percentiles; the bound only has to be public, which
     it is under label DP, and under full DP ``"auto"`` warns anyway), whether
     every entry is finite (the numpy path's input check, made here so that it
@@ -148,7 +163,7 @@ def _dask_norm_summary(X, data_norm, privacy):
     lazy = {"finite": da.isfinite(X).all(), "largest": norms.max()}
     auto = isinstance(data_norm, str)
     if auto:
-        lazy["quantile"] = da.percentile(norms, [100.0 * AUTO_QUANTILE]).max()
+        lazy["quantile"] = da.percentile(norms, [100.0 * quantile]).max()
     n_rows = X.shape[0]
 
     def count_clipped(bound):

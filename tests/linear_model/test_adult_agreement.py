@@ -48,7 +48,7 @@ from sklearn_labeldp.linear_model import (
     DPLinearSVC,
     DPLogisticRegression,
 )
-from sklearn_labeldp.linear_model._preprocessing import AUTO_QUANTILE
+from sklearn_labeldp.linear_model._preprocessing import CLASSIFIER_AUTO_QUANTILE
 
 ADULT_DIR = Path(__file__).parents[2].parent / "shared" / "data" / "adult"
 pytestmark = pytest.mark.skipif(
@@ -186,7 +186,7 @@ def _fit_defaults(X_train, y_train):
     clf = DPLogisticRegression(classes=[0, 1], random_state=0).fit(X_train, y_train)
     norms = np.linalg.norm(X_train, axis=1)
     assert clf.epsilon_ == 1.0
-    assert clf.data_norm_ == pytest.approx(np.quantile(norms, AUTO_QUANTILE))
+    assert clf.data_norm_ == pytest.approx(np.quantile(norms, CLASSIFIER_AUTO_QUANTILE))
     assert clf.data_norm_ < norms.max()
     assert clf.clipped_fraction_ == pytest.approx(0.5, abs=1e-3)
     return clf

@@ -152,7 +152,7 @@ def test_row_bound_and_psd_projection():
     X = np.array([[3.0, 4.0], [0.3, 0.4]])
     # Norms 5 and 0.5; the median of two values interpolates linearly:
     # 0.5 + 0.5 (5 - 0.5) = 2.75, which clips the first row (1 of 2, no warning for "auto").
-    bound, attributes = plan_row_bound(X, "auto", privacy="label")
+    bound, attributes = plan_row_bound(X, "auto", privacy="label", quantile=0.5)
     assert bound == attributes["data_norm_"] == pytest.approx(2.75, rel=1e-14)
     assert attributes["clipped_fraction_"] == 0.5
     assert plan_row_bound(X, 5.0, privacy="label") == (

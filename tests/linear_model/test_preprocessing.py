@@ -15,7 +15,7 @@ from sklearn_labeldp.linear_model import (
     RowClippingWarning,
 )
 from sklearn_labeldp.linear_model._preprocessing import (
-    AUTO_QUANTILE,
+    CLASSIFIER_AUTO_QUANTILE,
     clip_rows,
     plan_row_bound,
     row_norms,
@@ -55,7 +55,7 @@ def test_auto_is_the_default_and_the_median_row_norm(make):
     X, y = _data(n_long=100)
     clf = _fit_quietly(make(classes=[0, 1], random_state=0), X, y)
     assert clf.get_params()["data_norm"] == "auto"
-    assert AUTO_QUANTILE == 0.5
+    assert CLASSIFIER_AUTO_QUANTILE == 0.5
     assert clf.data_norm_ == np.quantile(row_norms(X), 0.5) == pytest.approx(2.0)
     assert clf.clipped_fraction_ == 0.5
     given = make(classes=[0, 1], random_state=0, data_norm=clf.data_norm_).fit(X, y)
@@ -133,8 +133,9 @@ def test_auto_bound_is_the_quantile_and_clips_an_outlier_without_warning(n_typic
     norms = row_norms(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        bound, attributes = plan_row_bound(X, "auto", privacy="label")
-        sparse_bound, _ = plan_row_bound(sp.csr_matrix(X), "auto", privacy="label")
+        bound, attributes = plan_row_bound(X, "auto", privacy="label", quantile=0.5)
+        sparse_bound, _ = plan_row_bound(sp.csr_matrix(X), "auto", privacy="label",
+                                         quantile=0.5)
     assert bound == attributes["data_norm_"] == np.quantile(norms, 0.5)
     assert sparse_bound == pytest.approx(bound, rel=1e-14)
     assert bound < 3.0
@@ -142,7 +143,12 @@ def test_auto_bound_is_the_quantile_and_clips_an_outlier_without_warning(n_typic
     assert row_norms(clip_rows(X, bound))[-1] == pytest.approx(bound)  # the outlier, clipped
     # A given bound that clips more than half the rows warns.
     with pytest.warns(RowClippingWarning, match=r"'auto' \(the median row norm\)"):
-        plan_row_bound(X, 0.5 * norms.min(), privacy="label")
+        plan_row_bound(X, 0.5 * norms.min(), privacy="label", quantile=0.5)
+    # plan_row_bound's own default is the 99th percentile, which clips about 1% (the
+    # regressors'); a given bound there warns above 5%.
+    assert plan_row_bound(X, "auto", privacy="label")[0] == np.quantile(norms, 0.99)
+    with pytest.warns(RowClippingWarning, match=r"'auto' \(the 99th percentile"):
+        plan_row_bound(X, np.quantile(norms, 0.8), privacy="label")
 
 
 def test_plan_row_bound_of_zero_rows_is_one():
@@ -155,7 +161,7 @@ def test_plan_row_bound_of_zero_rows_is_one():
 
 
 def test_auto_falls_back_to_the_largest_norm_when_the_percentile_is_zero():
-    # 199 zero rows and one of norm 5: the median is 0, so the bound is the
+    # 199 zero rows and one of norm 5: the 99th percentile is 0, so the bound is the
     # largest norm and nothing is clipped.
     X = np.zeros((200, 2))
     X[7] = [3.0, 4.0]
