@@ -36,8 +36,9 @@ having the methods of this protocol, which the adapters then call directly:
 What an estimator can learn is asked of :func:`learns_natively` and, for the
 semi-supervised kind, :func:`learns_semi_supervised`; never of its methods
 directly. :class:`TargetReuseMixin` declares the protocol through which a
-post-processing search learns again from a classifier's privatised targets
-(:class:`ReusableTargets`).
+post-processing search learns again from an estimator's privatised targets:
+a classifier's (:class:`ReusableTargets`) or a regressor's released real
+labels (:class:`ReusableRealTargets`), both through ``fit`` and ``scores``.
 
 Everything here is post-processing of DP outputs: no true label is read.
 """
@@ -374,6 +375,133 @@ class ReusableTargets:
         """The unbiased accuracy estimate of a mean ``agreement``."""
         return (agreement - self.agree_if_wrong) / (self.agree_if_right - self.agree_if_wrong)
 
+    def scores(self, model, X, rows):
+        """The observed and the unbiased score of ``model`` on the targets of ``rows``.
+
+        The interface shared with :class:`ReusableRealTargets`: the mean
+        agreement (:meth:`agreement`) and the unbiased accuracy
+        (:meth:`debias` of it).
+
+        Returns
+        -------
+        observed, unbiased : float
+        """
+        observed = self.agreement(model, X, rows)
+        return observed, float(self.debias(observed))
+
+
+def affine_debias(values, scale, shift):
+    """``(values - shift) / scale``: undo the affine shrinkage ``E[z | y] = scale b(y) + shift``.
+
+    Parameters
+    ----------
+    values : ndarray
+        Released labels, or a model's predictions of them.
+    scale : float
+        > 0.
+    shift : float
+
+    Returns
+    -------
+    ndarray of float64
+    """
+    return (np.asarray(values, dtype=np.float64) - shift) / scale
+
+
+# How a model learns from the released real labels and how its predictions are
+# read: fitted on them as released, fitted on their debiased values, or fitted
+# on them as released with its predictions debiased.
+REAL_CORRECTIONS = ("none", "targets", "predictions")
+
+
+@dataclass(frozen=True)
+class ReusableRealTargets:
+    """Released real labels that a post-processing search may learn from again.
+
+    Every label randomizer of
+    :class:`~sklearn_labeldp.regression.NoisyLabelRegressor` releases a ``z``
+    whose first two moments given the label are affine in one value ``b(y)``
+    with the same slope::
+
+        E[z | y] = scale b(y) + shift,    E[z^2 | y] = scale b(y)^2 + shift_squares,
+
+    where ``b(y)`` is the label the release stands for: ``clip(y)`` for the
+    unbiased mechanisms (Laplace, Gaussian, staircase noise on the clipped
+    labels, ``scale = 1``, ``shift = 0``, ``shift_squares`` the noise
+    variance; the optimal unbiased randomizer of Badanidiyuru et al. 2023,
+    ``shift_squares`` its variance under its prior), and the output value of
+    the label's bin for RR-on-Bins (Ghazi et al. 2023): randomized response
+    over the bins' values ``b_1..b_m``, keeping the bin with probability
+    ``p`` and moving to each other with ``q``, gives ``scale = p - q``,
+    ``shift = q sum_k b_k``, ``shift_squares = q sum_k b_k^2``. So ``t(z) =
+    (z - shift) / scale`` and ``s(z) = (z^2 - shift_squares) / scale`` are
+    unbiased for ``b(y)`` and ``b(y)^2``, and for a model ``f`` fitted on
+    other rows (independent of these rows' noise) ``-mean(f^2 - 2 f t(z) +
+    s(z))`` is an unbiased estimate of ``-mean((f - b(y))^2)``, the negative
+    mean squared error against the labels the releases stand for.
+
+    For the additive mechanisms that is the observed squared error against
+    the releases minus the noise variance: the same for every model (the
+    noise does not depend on it), so it only moves the score. The unbiased
+    randomizer's variance depends on the label; its mean under the prior is
+    used, exact when the rows follow the prior and in any case the same for
+    every model, so that the ranking of models is exact in expectation.
+
+    Parameters
+    ----------
+    targets : ndarray of shape (n_samples,)
+        The released labels.
+    scale : float, default=1.0
+        > 0.
+    shift, shift_squares : float, default=0.0
+    correction : {"none", "targets", "predictions"}, default="none"
+        What the estimator fitted on these labels does (its resolved
+        ``debias``): a model is fitted on the releases (``"none"``,
+        ``"predictions"``) or on ``t(z)`` (``"targets"``), and its
+        predictions are mapped by ``t`` (``"predictions"``) or read as they
+        are. The scores are those of the predictions so read.
+    """
+
+    targets: np.ndarray
+    scale: float = 1.0
+    shift: float = 0.0
+    shift_squares: float = 0.0
+    correction: str = "none"
+
+    kind = "real"
+
+    def fit(self, estimator, X, rows):
+        """Fit ``estimator`` on the targets of ``rows`` (indices into ``X``), as corrected."""
+        targets = self.targets[rows]
+        if self.correction == "targets":
+            targets = affine_debias(targets, self.scale, self.shift)
+        return estimator.fit(_safe_indexing(X, rows), targets)
+
+    def predict(self, model, X):
+        """The predictions of a model fitted by :meth:`fit`, as corrected."""
+        predictions = np.asarray(model.predict(X), dtype=np.float64)
+        if self.correction == "predictions":
+            return affine_debias(predictions, self.scale, self.shift)
+        return predictions
+
+    def scores(self, model, X, rows):
+        """The observed and the unbiased negative squared error of ``model`` on ``rows``.
+
+        Returns
+        -------
+        observed : float
+            ``-mean((f - z)^2)``, against the released labels.
+        unbiased : float
+            ``-mean(f^2 - 2 f t(z) + s(z))``, an unbiased estimate of the
+            negative mean squared error against ``b(y)`` (see the class).
+        """
+        f = self.predict(model, _safe_indexing(X, rows))
+        z = self.targets[rows]
+        observed = -float(np.mean(np.square(f - z)))
+        debiased = affine_debias(z, self.scale, self.shift)
+        squares = affine_debias(np.square(z), self.scale, self.shift_squares)
+        return observed, -float(np.mean(f * (f - 2.0 * debiased) + squares))
+
 
 class TargetReuseMixin:
     """The post-processing protocol: privatised targets a search may learn from again.
@@ -383,22 +511,26 @@ class TargetReuseMixin:
     estimator, then cross-validates candidate base learners on its privatised
     targets and returns the estimator with the best one as final model: all
     of it post-processing of the one release. It needs three methods, which a
-    label-DP classifier offers by inheriting this mixin:
+    label-DP estimator offers by inheriting this mixin:
 
     - :meth:`check_target_reuse`, before anything is charged: raise
       ``ValueError`` when the estimator's parameters give targets that cannot
       be reused (reads parameters only);
-    - :meth:`reusable_targets`, once fitted: the privatised targets and their
-      agreement probabilities (:class:`ReusableTargets`), from which the
-      search debiases the accuracy of a model;
+    - :meth:`reusable_targets`, once fitted: the privatised targets and how
+      to score a model on them without bias: a classifier's agreement
+      probabilities (:class:`ReusableTargets`, an unbiased accuracy) or a
+      regressor's release moments (:class:`ReusableRealTargets`, an unbiased
+      negative squared error); the search fits candidates with their ``fit``
+      and scores them with their ``scores``;
     - :meth:`with_final_estimator`, once fitted: a copy whose final model is
       one fitted on those targets only.
 
     A subclass implements ``_reusable_targets()`` and overrides
     :meth:`check_target_reuse` when some parameters rule reuse out, and
     ``_set_final_estimator(model)`` when it keeps more than ``estimator_``.
-    Implemented by :class:`~sklearn_labeldp.classifiers.RRWithPriorClassifier`
-    and :class:`~sklearn_labeldp.classifiers.VectorApproxClassifier`.
+    Implemented by :class:`~sklearn_labeldp.classifiers.RRWithPriorClassifier`,
+    :class:`~sklearn_labeldp.classifiers.VectorApproxClassifier` and
+    :class:`~sklearn_labeldp.regression.NoisyLabelRegressor`.
     """
 
     def check_target_reuse(self):
@@ -409,18 +541,18 @@ class TargetReuseMixin:
         """
 
     def reusable_targets(self):
-        """The fitted privatised targets, with their agreement probabilities.
+        """The fitted privatised targets, with what scores a model on them without bias.
 
         Returns
         -------
-        ReusableTargets
+        ReusableTargets or ReusableRealTargets
         """
         check_is_fitted(self)
         self.check_target_reuse()
         return self._reusable_targets()
 
     def with_final_estimator(self, model):
-        """A copy of this fitted classifier whose final model is ``model``.
+        """A copy of this fitted estimator whose final model is ``model``.
 
         ``model`` must have been fitted on ``reusable_targets()`` only, so the
         copy is post-processing of the same release and costs nothing more.
@@ -433,7 +565,7 @@ class TargetReuseMixin:
         Returns
         -------
         estimator
-            A deep copy of this classifier, of its class.
+            A deep copy of this estimator, of its class.
         """
         check_is_fitted(self)
         copied = copy.deepcopy(self)

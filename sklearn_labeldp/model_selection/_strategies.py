@@ -444,8 +444,9 @@ def fit_random_stopping(context, X, y, rng):
     return {"selected": np.arange(m) == best}, best, won["model"], spend, extra
 
 
-def _agreement(reuse, base, X, train, test):
-    return reuse.agreement(reuse.fit(clone(base), X, train), X, test)
+def _fold_scores(reuse, base, X, train, test):
+    """``base`` fitted on the privatised targets of ``train``: its (observed, unbiased) scores."""
+    return reuse.scores(reuse.fit(clone(base), X, train), X, test)
 
 
 def fit_post_processing(context, X, y, rng):
@@ -483,14 +484,16 @@ def fit_post_processing(context, X, y, rng):
         for params, child in zip(candidates, base_rng.spawn(len(candidates)), strict=True)
     ]
     fits = Parallel(n_jobs=context.n_jobs, return_as="generator")(
-        delayed(_agreement)(reuse, base, X, train, test)
+        delayed(_fold_scores)(reuse, base, X, train, test)
         for base in bases
         for train, test in folds
     )
-    observed = np.array(list(progress(
+    # Per fold, the raw score against the privatised targets and its unbiased
+    # estimate of the score against the true labels (accuracy for a classifier,
+    # negative squared error for a regressor).
+    observed, debiased = np.moveaxis(np.array(list(progress(
         fits, total=len(bases) * len(folds), desc="candidate fits", enabled=context.verbose > 0,
-    ))).reshape(len(candidates), len(folds))
-    debiased = reuse.debias(observed)
+    ))).reshape(len(candidates), len(folds), 2), -1, 0)
     mean = debiased.mean(axis=1)
     best = int(np.argmax(mean))
     results = {f"split{k}_test_score": debiased[:, k] for k in range(len(folds))}

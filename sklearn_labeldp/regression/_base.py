@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _num_samples
 
-from .._base import ReplayKeyWarningMixin
+from .._base import BaseLabelDPClassifier, ReplayKeyWarningMixin
 from .._private_labels import PrivateLabels, check_real_labels
 from ..accounting import BudgetAccountant, default_accountant
 from ..exceptions import PrivacyLeakWarning
@@ -129,14 +129,10 @@ class BaseLabelDPRegressor(ReplayKeyWarningMixin, RegressorMixin, BaseEstimator,
         """
         return self._fit_or_discard(X, y, None)
 
-    def _fit_or_discard(self, X, y, sample_weight):
-        try:
-            self._fit(X, y, sample_weight)
-        except BaseException:
-            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
-                delattr(self, name)
-            raise
-        return self
+    # The classifiers' own: ``self._fit(X, y, sample_weight)``, and on any failure
+    # every fitted attribute removed, so that a failed fit leaves none.
+    _fit_or_discard = BaseLabelDPClassifier._fit_or_discard
+    _discard_fitted_state = BaseLabelDPClassifier._discard_fitted_state
 
     def _fit(self, X, y, sample_weight):
         if y is None:

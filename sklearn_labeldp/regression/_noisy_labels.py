@@ -32,6 +32,12 @@ from .._base import (
     subset_fit_params,
     trial_rows,
 )
+from .._target_adapters import (
+    REAL_CORRECTIONS,
+    ReusableRealTargets,
+    TargetReuseMixin,
+    affine_debias,
+)
 from ..accounting import PrivacyBudget, PrivacySpend, gaussian_rho, gaussian_sigma_for_approx_dp
 from ..mechanisms import (
     gaussian_label,
@@ -44,6 +50,7 @@ from ..mechanisms import (
 )
 from ..mechanisms._regression import _check_value_prior
 from ._base import BaseLabelDPRegressor
+from ._moments import release_moments, resolve_debias
 from ._priors import auto_prior_size, label_grid, value_histogram
 
 __all__ = ["NoisyLabelRegressor"]
@@ -57,7 +64,7 @@ _NAMES = {"rr_on_bins": "RR-on-Bins", "laplace": "Laplace label noise",
 AUTO_PRIOR_SHARE = 0.1
 
 
-class NoisyLabelRegressor(MetaEstimatorMixin, BaseLabelDPRegressor):
+class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegressor):
     """A regressor fitted on real labels privatised by a label randomizer.
 
     Every label, clipped to the public ``label_range``, goes once through the
@@ -83,6 +90,12 @@ class NoisyLabelRegressor(MetaEstimatorMixin, BaseLabelDPRegressor):
     ``prior_epsilon``; the randomizer then runs at ``epsilon -
     prior_epsilon`` and, by sequential composition, the fit is
     ``epsilon``-label-DP.
+
+    The released labels can be learnt from again at no cost:
+    :class:`~sklearn_labeldp.model_selection.PrivateGridSearchCV` with
+    ``strategy="post_processing"`` cross-validates candidate base regressors
+    on them, scored by an unbiased estimate of their negative squared error
+    (:class:`~sklearn_labeldp._target_adapters.ReusableRealTargets`).
 
     Parameters
     ----------
@@ -118,6 +131,26 @@ class NoisyLabelRegressor(MetaEstimatorMixin, BaseLabelDPRegressor):
     loss : {"squared", "absolute"}, default="squared"
         The loss RR-on-Bins' bins minimise (``"rr_on_bins"``) or the staircase's
         ``gamma`` is optimised for (``"staircase"``).
+    debias : {"auto", "none", "predictions", "targets"}, default="auto"
+        How the model undoes RR-on-Bins' shrinkage. Randomized response over
+        the bins' values ``b_1..b_m`` keeps the label's bin with probability
+        ``p = e^eps / (e^eps + m - 1)`` and moves to each other bin with
+        ``q = 1 / (e^eps + m - 1)``, so ``E[release | y] = (p - q) b(y) + q
+        sum_k b_k``: releases shrink towards the prior, and a model trained
+        on them learns the shrunk mean. ``"predictions"`` maps the model's
+        predictions by ``t(f) = (f - q sum_k b_k) / (p - q)``, and
+        ``"targets"`` trains the model on ``t(release)``, unbiased for
+        ``b(y)`` (the same model for a least-squares learner whose
+        predictions are affine-equivariant, e.g. linear models, k-nearest
+        neighbours, gradient boosting; the variance of the noise grows by
+        ``1 / (p - q)^2`` either way); ``"none"`` keeps the shrunk model.
+        ``"auto"`` is ``"predictions"`` when ``n (p - q)^2 >= 50`` (the
+        debiased releases weigh as much as 50 noise-free labels) and
+        ``"none"`` otherwise (from benchmarks on Friedman #1 and Adult: see
+        the user guide), decided from ``n``, epsilon and the number of bins
+        (public, or post-processing of the DP prior). The other mechanisms
+        are unbiased already: ``t`` is the identity and every value gives the
+        same model.
     random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
         Randomness of the mechanism: fresh entropy for every fit with ``None``
         or ``"secure"``; an int or generator is a replay key, and pickling a
@@ -128,18 +161,21 @@ class NoisyLabelRegressor(MetaEstimatorMixin, BaseLabelDPRegressor):
     Attributes
     ----------
     estimator_ : regressor
-        The clone of ``estimator`` fitted on the released labels.
+        The clone of ``estimator`` fitted on the released labels (on their
+        debiased values with ``debias="targets"``).
     privatized_labels_ : ndarray of shape (n_samples,)
         The released labels.
     prior_ : tuple (values, probabilities) or None
         The prior the randomizer used: ``prior``, the DP histogram, or None.
     label_range_ : tuple of float
     mechanism_params_ : dict
-        ``"mechanism"``, ``"mechanism_epsilon"`` (the randomizer's epsilon) and,
-        as they apply, ``"prior_epsilon"``, ``"n_prior_values"``,
-        ``"bin_outputs"`` (RR-on-Bins' outputs), ``"noise_std"``, ``"rho"``
-        (Gaussian) and ``"gamma"`` (staircase), all public or computed from
-        the DP prior.
+        ``"mechanism"``, ``"mechanism_epsilon"`` (the randomizer's epsilon),
+        ``"debias"`` (resolved) and, as they apply, ``"prior_epsilon"``,
+        ``"n_prior_values"``, ``"bin_outputs"`` (RR-on-Bins' outputs),
+        ``"release_scale"`` and ``"release_shift"`` (RR-on-Bins' ``p - q``
+        and ``q sum_k b_k``), ``"noise_scale"`` (Laplace), ``"noise_std"``,
+        ``"rho"`` (Gaussian) and ``"gamma"`` (staircase), all public or
+        computed from the DP prior.
     epsilon_, delta_ : float
     privacy_spend_ : PrivacySpend
         A leaf for the randomizer; with a DP histogram, a sequential
@@ -188,11 +224,13 @@ class NoisyLabelRegressor(MetaEstimatorMixin, BaseLabelDPRegressor):
         "prior_epsilon": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "n_prior_values": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
         "loss": [StrOptions({"squared", "absolute"})],
+        "debias": [StrOptions({"auto", *REAL_CORRECTIONS})],
     }
 
     def __init__(self, estimator=None, *, epsilon=1.0, delta=1e-5, label_range=None,
                  mechanism="rr_on_bins", prior=None, prior_epsilon="auto",
-                 n_prior_values="auto", loss="squared", random_state=None, accountant=None):
+                 n_prior_values="auto", loss="squared", debias="auto", random_state=None,
+                 accountant=None):
         self.estimator = estimator
         self.epsilon = epsilon
         self.delta = delta
@@ -202,6 +240,7 @@ class NoisyLabelRegressor(MetaEstimatorMixin, BaseLabelDPRegressor):
         self.prior_epsilon = prior_epsilon
         self.n_prior_values = n_prior_values
         self.loss = loss
+        self.debias = debias
         self.random_state = random_state
         self.accountant = accountant
 
@@ -398,8 +437,16 @@ class NoisyLabelRegressor(MetaEstimatorMixin, BaseLabelDPRegressor):
         noisy = self._release(labels, mechanisms[self.mechanism], mechanism_rng, epsilon,
                               _NAMES[self.mechanism], **kwargs)
         # Post-processing: the base model sees the released labels only.
+        scale, shift = 1.0, 0.0
+        if self.mechanism == "rr_on_bins":
+            scale, shift, _ = release_moments(self.mechanism, params, prior=prior,
+                                              label_range=label_range)
+            params.update(release_scale=scale, release_shift=shift)
+        params["debias"] = resolve_debias(self.debias, self.mechanism, scale,
+                                          labels.n_samples)
+        targets = affine_debias(noisy, scale, shift) if params["debias"] == "targets" else noisy
         estimator = seed_estimator(clone(self._get_estimator()), estimator_rng)
-        estimator.fit(X, noisy, **fit_params)
+        estimator.fit(X, targets, **fit_params)
         fitted = {"estimator_": estimator, "privatized_labels_": noisy, "prior_": prior,
                   "mechanism_params_": params}
         for name in ("n_features_in_", "feature_names_in_"):
@@ -421,4 +468,25 @@ class NoisyLabelRegressor(MetaEstimatorMixin, BaseLabelDPRegressor):
         ndarray of shape (n_samples,), float64
         """
         check_is_fitted(self)
-        return np.asarray(self.estimator_.predict(X), dtype=np.float64)
+        predictions = np.asarray(self.estimator_.predict(X), dtype=np.float64)
+        if self.mechanism_params_["debias"] == "predictions":
+            return affine_debias(predictions, self.mechanism_params_.get("release_scale", 1.0),
+                                 self.mechanism_params_.get("release_shift", 0.0))
+        return predictions
+
+    # ----------------------------------------------------- the post-processing protocol
+
+    def check_target_reuse(self):
+        """Every randomizer's released labels can be learnt from again: nothing to refuse.
+
+        Each release has moments affine in the label it stands for
+        (:class:`~sklearn_labeldp._target_adapters.ReusableRealTargets`), so a
+        search can fit candidates on them and score them without bias.
+        """
+
+    def _reusable_targets(self):
+        params = self.mechanism_params_
+        scale, shift, shift_squares = release_moments(
+            params["mechanism"], params, prior=self.prior_, label_range=self.label_range_)
+        return ReusableRealTargets(self.privatized_labels_, scale, shift, shift_squares,
+                                   correction=params["debias"])
