@@ -339,6 +339,195 @@ def plot(sizes, numpy_res, dask_res, path):
     print(f"\nplot: {path}")
 
 
+# --- per block: distributed's worker environment -------------------------------------
+
+BLOCK_LABELS = 1_000_000  # labels per block of the mechanisms
+LINEAR_BLOCK_ROWS = 250_000  # rows per block of the linear models' statistics
+NEWTON_BLOCK_ROWS = 50_000  # DP-Newton's step forms K Hessians per block: a smaller block
+LINEAR_FEATURES = 32
+BLOCK_WORKLOADS = (
+    "randomized_response", "rr_with_prior", "rappor", "laplace_one_hot", "gaussian_one_hot",
+    "least_squares_stats", "newton_step_sums", "fc_step_sums",
+)
+# What distributed's nanny puts in a worker's environment before Python starts
+# (its "distributed.nanny.pre-spawn-environ"): the child processes get the BLAS
+# limits in both columns, and the malloc threshold in the "worker env" one.
+SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+WORKER_MALLOC_ENV = {"MALLOC_TRIM_THRESHOLD_": "65536"}
+
+
+def block_workload(name):
+    """A function of a Generator computing one block of ``name``; inputs built here, once."""
+    from sklearn_labeldp.linear_model._dask import _block_statistics, _block_step, _keys_shapes
+    from sklearn_labeldp.mechanisms import gaussian_one_hot, laplace_one_hot
+
+    rng = np.random.default_rng(SEED)
+    if name in ("least_squares_stats", "newton_step_sums", "fc_step_sums"):
+        # What a worker runs on one block of a dask fit (linear_model/_dask.py).
+        rows = NEWTON_BLOCK_ROWS if name == "newton_step_sums" else LINEAR_BLOCK_ROWS
+        Z = rng.standard_normal((rows, LINEAR_FEATURES))
+        Z /= np.linalg.norm(Z, axis=1, keepdims=True)
+        codes = rng.integers(N_CLASSES, size=(rows, 1))
+        if name == "least_squares_stats":
+            keys = _keys_shapes(LINEAR_FEATURES, N_CLASSES, "weighted", False)
+            return lambda _: _block_statistics(codes, Z, keys_shapes=keys, n_classes=N_CLASSES,
+                                               formulation="weighted", data_norm=1.0)
+        theta = 0.1 * rng.standard_normal((N_CLASSES, LINEAR_FEATURES))
+        return lambda _: _block_step(codes, Z, theta=theta, n_classes=N_CLASSES,
+                                     hessians=name == "newton_step_sums")
+    y = rng.integers(N_CLASSES, size=BLOCK_LABELS)
+    if name == "rr_with_prior":
+        prior = rng.random((BLOCK_LABELS, N_CLASSES))
+        return lambda r: rr_with_prior(y, prior, epsilon=EPSILON, random_state=r)
+    mechanism = {"randomized_response": randomized_response, "rappor": rappor,
+                 "laplace_one_hot": laplace_one_hot}.get(name)
+    if mechanism is not None:
+        return lambda r: mechanism(y, epsilon=EPSILON, n_classes=N_CLASSES, random_state=r)
+    return lambda r: gaussian_one_hot(y, sigma=1.0 / EPSILON, n_classes=N_CLASSES,
+                                      random_state=r)
+
+
+def time_block(name, repeats):
+    """Medians of one block's wall and CPU seconds, and its minor page faults per run.
+
+    Single-threaded BLAS; a warm-up run first; each timed run draws from a
+    fresh generator. The CPU time of the process (user + system: the kernel's
+    page faults included) is the steadier measure on a shared machine. Runs in
+    a child process, in this process or in a Dask worker.
+    """
+    import resource
+
+    from threadpoolctl import threadpool_limits
+
+    run = block_workload(name)
+    with threadpool_limits(limits=1):
+        run(np.random.default_rng(1))
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        walls, cpus = [], []
+        for i in range(repeats):
+            rng = np.random.default_rng(2 + i)
+            wall, cpu = time.perf_counter(), time.process_time()
+            run(rng)
+            cpus.append(time.process_time() - cpu)
+            walls.append(time.perf_counter() - wall)
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults
+    return statistics.median(walls), statistics.median(cpus), faults / repeats
+
+
+def time_block_in_child(name, repeats, worker_malloc, timeout):
+    """:func:`time_block` in a fresh Python, with or without the worker's malloc setting."""
+    import json
+    import subprocess
+    import sys
+
+    env = {key: value for key, value in os.environ.items() if not key.startswith("MALLOC_")}
+    env.update(SINGLE_THREAD_ENV)
+    if worker_malloc:
+        env.update(WORKER_MALLOC_ENV)
+    result = subprocess.run(
+        [sys.executable, __file__, "--child-block", name, "--repeats", str(repeats)],
+        env=env, capture_output=True, text=True, check=True, timeout=timeout,
+    )
+    return tuple(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def bench_block_environment(names, repeats, rounds, timeout):
+    """Per-block median in child processes without and with MALLOC_TRIM_THRESHOLD_=65536.
+
+    The two kinds of child alternate, in both orders, ``rounds`` times; each
+    cell is the median over rounds of the children's medians.
+    """
+    results = {}
+    for name in names:
+        runs = {False: [], True: []}
+        for r in range(rounds):
+            for worker_malloc in ((False, True) if r % 2 == 0 else (True, False)):
+                runs[worker_malloc].append(
+                    time_block_in_child(name, repeats, worker_malloc, timeout))
+        results[name] = {mode: tuple(statistics.median(column) for column in zip(*values,
+                                                                                 strict=True))
+                         for mode, values in runs.items()}
+    return results
+
+
+def bench_block_cluster(names, repeats, timeout):
+    """Per-block median in this process (the client) and in each worker of 1 and 2 workers.
+
+    Workers keep distributed's environment. The client's time is measured
+    right before each workers' measurement of the same workload; with two
+    workers both run at once (one block each), as in a computation.
+    """
+    from distributed import Client, LocalCluster
+
+    results = {}
+    for n_workers in (1, 2):
+        with (
+            LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                         host="127.0.0.1", dashboard_address=None,
+                         death_timeout=timeout) as cluster,
+            Client(cluster, timeout=timeout) as client,
+        ):
+            workers = list(client.scheduler_info()["workers"])
+            for name in names:
+                client_times = time_block(name, repeats)[:2]
+                futures = [client.submit(time_block, name, repeats, pure=False, workers=[w],
+                                         allow_other_workers=False) for w in workers]
+                worker_times = [f.result(timeout=timeout)[:2] for f in futures]
+                per_worker = zip(*worker_times, strict=True)
+                results[name, n_workers] = (
+                    client_times, tuple(statistics.median(t) for t in per_worker))
+    return results
+
+
+def print_block_tables(names, environment, cluster, repeats, rounds):
+    print(f"\n### One block in a process with distributed's malloc setting (median of {rounds} "
+          f"child processes x {repeats} runs)\n")
+    print(f"Blocks: {BLOCK_LABELS:,} labels, K = {N_CLASSES} for the mechanisms; "
+          f"{LINEAR_BLOCK_ROWS:,} x {LINEAR_FEATURES} rows for the least-squares statistics and "
+          f"the FC step, {NEWTON_BLOCK_ROWS:,} for the Newton step. BLAS single-threaded in "
+          "both columns. CPU = the process's user + system time (page faults included).\n")
+    print("| block | plain CPU (ms) | MALLOC_TRIM_THRESHOLD_=65536 CPU (ms) | CPU ratio "
+          "| wall ratio | minor faults plain | minor faults trim |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name in names:
+        (w_plain, c_plain, f_plain) = environment[name][False]
+        (w_trim, c_trim, f_trim) = environment[name][True]
+        print(f"| {name} | {c_plain * 1e3:.0f} | {c_trim * 1e3:.0f} | {c_trim / c_plain:.2f}x "
+              f"| {w_trim / w_plain:.2f}x | {f_plain:,.0f} | {f_trim:,.0f} |")
+    if not cluster:
+        return
+    print(f"\n### One block in a LocalCluster worker against the client (median of {repeats} "
+          "runs; with 2 workers, both at once; wall ms, CPU ms in brackets)\n")
+    print("| block | client | 1 worker | worker / client (CPU) | client | 2 workers, each "
+          "| worker / client (CPU) | blocks/s, 1 worker | blocks/s, 2 workers "
+          "| 1 -> 2 workers |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in names:
+        (c1, cc1), (w1, wc1) = cluster[name, 1]
+        (c2, cc2), (w2, wc2) = cluster[name, 2]
+        print(f"| {name} | {c1 * 1e3:.0f} ({cc1 * 1e3:.0f}) | {w1 * 1e3:.0f} ({wc1 * 1e3:.0f}) "
+              f"| {w1 / c1:.2f}x ({wc1 / cc1:.2f}x) | {c2 * 1e3:.0f} ({cc2 * 1e3:.0f}) "
+              f"| {w2 * 1e3:.0f} ({wc2 * 1e3:.0f}) | {w2 / c2:.2f}x ({wc2 / cc2:.2f}x) "
+              f"| {1 / w1:.2f} | {2 / w2:.2f} | {w1 / w2 * 2:.2f}x |")
+
+
+def main_blocks(args):
+    names = args.blocks.split(",") if args.blocks else list(BLOCK_WORKLOADS)
+    unknown = sorted(set(names) - set(BLOCK_WORKLOADS))
+    if unknown:
+        raise SystemExit(f"unknown block workloads {unknown}; choose from {BLOCK_WORKLOADS}")
+    import sklearn_labeldp
+
+    print(f"One block per workload: sklearn_labeldp from {Path(sklearn_labeldp.__file__).parent}, "
+          f"numpy {np.__version__}, {os.cpu_count()} CPUs; load average "
+          f"{os.getloadavg()[0]:.1f} (the machine is shared)")
+    start = time.perf_counter()
+    environment = bench_block_environment(names, args.repeats, args.rounds, args.timeout)
+    cluster = None if args.no_cluster else bench_block_cluster(names, args.repeats, args.timeout)
+    print_block_tables(names, environment, cluster, args.repeats, args.rounds)
+    print(f"\ntotal wall time {time.perf_counter() - start:.0f} s")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per measurement")
@@ -356,9 +545,28 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="seconds a cluster start or one computation may take")
     parser.add_argument("--plot", type=Path, default=DEFAULT_PLOT, help="where the plot goes")
+    parser.add_argument("--per-block", action="store_true",
+                        help="time one block per workload instead: plain process against "
+                        "distributed's MALLOC_TRIM_THRESHOLD_=65536, then client against workers")
+    parser.add_argument("--blocks", default=None,
+                        help="with --per-block, comma-separated among "
+                        + ", ".join(BLOCK_WORKLOADS))
+    parser.add_argument("--rounds", type=int, default=4,
+                        help="with --per-block, child processes of each kind per workload")
+    parser.add_argument("--no-cluster", action="store_true",
+                        help="with --per-block, skip the LocalCluster measurement")
+    parser.add_argument("--child-block", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")
+    if args.child_block:
+        import json
+
+        print(json.dumps(time_block(args.child_block, args.repeats)))
+        return
+    if args.per_block:
+        main_blocks(args)
+        return
     largest = 1e6 if args.quick else args.max_n
     chunk = args.chunk or (100_000 if args.quick else 1_000_000)
     if args.worker_mmap_threshold is not None:

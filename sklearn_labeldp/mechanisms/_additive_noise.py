@@ -4,6 +4,7 @@ import numpy as np
 
 from ..utils import check_generator, check_int, check_positive, is_dask
 from ..utils._validation import CHUNK_ELEMENTS, check_label_codes, check_prior, check_scores
+from ._buffers import WorkBuffers, label_positions
 from ._dask import map_mechanism
 
 __all__ = [
@@ -34,9 +35,20 @@ def _one_hot_plus(noise, y):
     exact arithmetic rounding is post-processing of ``e_y + noise``, so the
     guarantee is unchanged.
     """
-    snapped = np.rint(noise / LATTICE, out=noise)
+    # Multiplying by 1 / LATTICE, a power of two, is the exact division by
+    # LATTICE, done in place.
+    snapped = np.multiply(noise, 1.0 / LATTICE, out=noise)
+    np.rint(snapped, out=snapped)
     snapped *= LATTICE
-    snapped[np.arange(y.shape[0]), y] += 1.0
+    # snapped[arange(n), y] += 1, chunk by chunk in reused arrays (see ._buffers).
+    flat = snapped.reshape(-1)
+    buffers = WorkBuffers()
+    for start in range(0, y.shape[0], CHUNK_ELEMENTS):
+        at_label = label_positions(buffers, y[start : start + CHUNK_ELEMENTS], snapped.shape[1],
+                                   start)
+        values = np.take(flat, at_label, out=buffers.get("values", at_label.shape[0]), mode="clip")
+        values += 1.0
+        flat[at_label] = values
     return snapped
 
 

@@ -8,6 +8,8 @@ locating the bit by popcounts is several times faster for the K of practice.
 
 import numpy as np
 
+from ._buffers import WorkBuffers
+
 # Drawing a uniform label from a row's top-k set means finding the j-th member
 # of the set in index order. The set is packed into bits (64-bit words up to
 # K = 128, bytes beyond), then located by popcounts: _POPCOUNT[b] counts the set
@@ -33,49 +35,103 @@ def _popcount64_swar(x):
 _popcount64 = getattr(np, "bitwise_count", _popcount64_swar)
 
 
-def _pack_words(mask):
+def _popcount_into(x, out):
+    """Set bits of each uint64 of ``x``, written into the int64 array ``out``."""
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(x, out=out)
+    out[...] = _popcount64_swar(x)
+    return out
+
+
+def _pack_words(mask, buffers):
     """Rows of a bool ``mask`` with K <= 128 columns as 64-bit words.
 
     Returns an array of shape (rows, ceil(K / 64)), uint64, where label ``c``
-    is bit ``c % 64`` of word ``c // 64``.
+    is bit ``c % 64`` of word ``c // 64``; for K <= 53 it is one of
+    ``buffers``' arrays.
     """
     n_rows, n_classes = mask.shape
     if n_classes <= 53:
         # A product with powers of two is exact in float64: every partial sum is
         # an integer below 2**53. It beats np.packbits on short rows.
-        return (mask @ _POWERS_OF_TWO[:n_classes]).astype(np.uint64)[:, None]
+        as_float = buffers.get("pack_float", mask.shape)
+        np.copyto(as_float, mask)
+        packed = buffers.get("pack_sum", n_rows)
+        np.matmul(as_float, _POWERS_OF_TWO[:n_classes], out=packed)
+        words = buffers.get("pack_words", (n_rows, 1), np.uint64)
+        np.copyto(words[:, 0], packed, casting="unsafe")
+        return words
+    # Here a chunk has at most CHUNK_ELEMENTS / 54 rows: these arrays are small.
     bits = np.packbits(mask, axis=1, bitorder="little")
     words = np.zeros((n_rows, (n_classes + 63) // 64), dtype="<u8")
     words.view(np.uint8)[:, : bits.shape[1]] = bits
     return words.astype(np.uint64, copy=False)
 
 
-def _select_in_words(words, j, n_classes):
+def _clear_bits(words, exclude, buffers):
+    """Clear bit ``exclude[i]`` of row ``i`` of :func:`_pack_words`' output (none for -1)."""
+    n_rows, n_words = words.shape
+    word_of = buffers.get("clear_word", n_rows, np.int64)
+    np.right_shift(exclude, 6, out=word_of)  # an arithmetic shift: -1 stays -1, no word
+    bit = buffers.get("clear_bit", n_rows, np.uint64)
+    np.bitwise_and(exclude, 63, out=bit.view(np.int64))
+    np.left_shift(np.uint64(1), bit, out=bit)
+    in_word = buffers.get("clear_in_word", n_rows, bool)
+    keep_bits = buffers.get("clear_keep", n_rows, np.uint64)
+    for w in range(n_words):
+        np.equal(word_of, w, out=in_word)
+        np.multiply(bit, in_word, out=keep_bits)
+        np.invert(keep_bits, out=keep_bits)
+        words[:, w] &= keep_bits
+
+
+def _select_in_words(words, j, n_classes, buffers):
     """Column of the ``j``-th (from 0) set bit of each row of :func:`_pack_words`.
 
     A binary search of the word by halves: every step is a vector operation
-    over rows, cheaper than row-wise cumulative counts on short rows.
+    over rows, cheaper than row-wise cumulative counts on short rows. Every
+    step writes into ``buffers``' arrays; ``words`` and ``j`` are not changed.
     """
     n_rows, n_words = words.shape
+    word = buffers.get("select_word", n_rows, np.uint64)
+    rank = buffers.get("select_rank", n_rows, np.int64)
+    column = buffers.get("select_column", n_rows, np.int64)
+    count = buffers.get("select_count", n_rows, np.int64)
+    upper = buffers.get("select_upper", n_rows, bool)
+    low = buffers.get("select_low", n_rows, np.uint64)
+    np.copyto(rank, j)
+    np.copyto(word, words[:, 0])
     if n_words == 1:
-        word = words[:, 0]
-        column = np.zeros(n_rows, dtype=np.int64)
+        column.fill(0)
     else:
-        first_count = _popcount64(words[:, 0])
-        second = j >= first_count
-        word = np.where(second, words[:, 1], words[:, 0])
-        j = j - first_count * second
-        column = 64 * second
+        _popcount_into(words[:, 0], count)
+        np.greater_equal(rank, count, out=upper)  # the bit is in the second word
+        np.copyto(word, words[:, 1], where=upper)
+        count *= upper
+        rank -= count
+        np.multiply(upper, 64, out=column)
+    # The shift of each step, as uint64 for the shift and (same bits) int64 for the sum.
+    shift = buffers.get("select_shift", n_rows, np.uint64)
     for half in (32, 16, 8):
         if n_words == 1 and half >= n_classes:
             continue  # the upper half holds no label
-        low_count = _popcount64(word & np.uint64((1 << half) - 1))
-        upper = j >= low_count
-        j = j - low_count * upper
-        shift = half * upper
-        word = word >> shift.astype(np.uint64)
-        column = column + shift
-    return column + _SELECT[(word & np.uint64(0xFF)).astype(np.intp), j]
+        np.bitwise_and(word, np.uint64((1 << half) - 1), out=low)
+        _popcount_into(low, count)
+        np.greater_equal(rank, count, out=upper)
+        count *= upper
+        rank -= count
+        np.multiply(upper, np.uint64(half), out=shift)
+        np.right_shift(word, shift, out=word)
+        column += shift.view(np.int64)
+    # _SELECT[byte, rank] through the flat index 8 * byte + rank.
+    np.bitwise_and(word, np.uint64(0xFF), out=low)
+    index = low.view(np.int64)
+    index *= 8
+    index += rank
+    result = buffers.get("select_result", n_rows, np.int64)
+    np.take(_SELECT.reshape(-1), index, out=result, mode="clip")
+    result += column
+    return result
 
 
 def _select_in_bytes(bits, j):
@@ -88,7 +144,7 @@ def _select_in_bytes(bits, j):
     return 8 * byte + _SELECT[bits[rows, byte], j - before]
 
 
-def nth_member(mask, n, exclude):
+def nth_member(mask, n, exclude, buffers=None):
     """Column of the ``n``-th (from 0, in column order) True of each row of ``mask``.
 
     Parameters
@@ -98,6 +154,11 @@ def nth_member(mask, n, exclude):
         Must be smaller than the row's number of members (after ``exclude``).
     exclude : ndarray of shape (n_rows,), int
         A column to leave out of each row's set, or -1 for none.
+    buffers : WorkBuffers, default=None
+        Where the work arrays (and, up to 128 columns, the result) are kept,
+        so that a caller running chunk after chunk allocates them once; by
+        default, fresh ones. The result is then valid until ``buffers`` is
+        used again.
 
     Returns
     -------
@@ -110,13 +171,15 @@ def nth_member(mask, n, exclude):
     >>> nth_member(mask, np.array([1, 0]), exclude=np.array([-1, 0]))
     array([2, 1])
     """
+    buffers = WorkBuffers() if buffers is None else buffers
     n_classes = mask.shape[1]
+    if n_classes <= 128:
+        words = _pack_words(mask, buffers)
+        _clear_bits(words, np.asarray(exclude), buffers)
+        return _select_in_words(words, n, n_classes, buffers)
+    # Beyond 128 columns a chunk has at most CHUNK_ELEMENTS / 129 rows: small arrays.
     rows = np.flatnonzero(exclude >= 0)
     cols = exclude[rows]
-    if n_classes <= 128:
-        words = _pack_words(mask)
-        words[rows, cols >> 6] &= ~(np.uint64(1) << (cols & 63).astype(np.uint64))
-        return _select_in_words(words, n, n_classes)
     bits = np.packbits(mask, axis=1, bitorder="little")
     bits[rows, cols >> 3] &= ~(np.uint8(1) << (cols & 7).astype(np.uint8))
     return _select_in_bytes(bits, n)

@@ -3,25 +3,45 @@
 import numpy as np
 
 from ..utils import check_generator, check_int, check_positive, is_dask
-from ..utils._validation import check_label_codes
+from ..utils._validation import CHUNK_ELEMENTS, check_label_codes
 from ._dask import map_mechanism
 
 __all__ = ["randomized_response", "randomized_response_distribution"]
 
 
-def _keep_probability(epsilon, k):
-    """``e^eps / (e^eps + k - 1)`` written with ``e^-eps`` so it never overflows."""
-    return 1.0 / (1.0 + (k - 1) * np.exp(-epsilon))
+def _keep_probability(epsilon, k, out=None):
+    """``e^eps / (e^eps + k - 1)`` written with ``e^-eps`` so it never overflows.
+
+    ``k`` is an int or an int array; for an array, ``out`` (float64, same
+    shape) receives the result instead of a fresh array, with the same
+    rounding: ``1 / (1 + (k - 1) e^-eps)`` in that order.
+    """
+    if out is None:
+        return 1.0 / (1.0 + (k - 1) * np.exp(-epsilon))
+    np.subtract(k, 1, out=out)
+    out *= np.exp(-epsilon)
+    out += 1.0
+    return np.divide(1.0, out, out=out)
 
 
 def _draw_randomized_response(y, n_classes, epsilon, rng):
     """Randomized response on checked inputs, in O(n) memory whatever K."""
-    keep = rng.random(y.shape[0]) < _keep_probability(epsilon, n_classes)
+    n_samples = y.shape[0]
+    keep_probability = _keep_probability(epsilon, n_classes)
+    keep = np.empty(n_samples, dtype=bool)
+    # The n coins come in chunks through one reused array (see ._buffers): the
+    # same stream, hence the same coins, as one call rng.random(n_samples).
+    uniforms = np.empty(min(n_samples, CHUNK_ELEMENTS))
+    for start in range(0, n_samples, CHUNK_ELEMENTS):
+        stop = min(start + CHUNK_ELEMENTS, n_samples)
+        coins = rng.random(out=uniforms[: stop - start])
+        np.less(coins, keep_probability, out=keep[start:stop])
     # A uniform label among the K - 1 others: shift y by 1..K-1 modulo K.
-    other = rng.integers(1, n_classes, size=y.shape[0])
-    other += y
-    other %= n_classes
-    return np.where(keep, y, other)
+    out = rng.integers(1, n_classes, size=n_samples)
+    out += y
+    out %= n_classes
+    np.copyto(out, y, where=keep)
+    return out
 
 
 def randomized_response(y, *, epsilon, n_classes, random_state=None):

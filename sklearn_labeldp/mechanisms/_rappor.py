@@ -7,6 +7,7 @@ import scipy.sparse as sp
 
 from ..utils import check_generator, check_int, check_positive, is_dask
 from ..utils._validation import CHUNK_ELEMENTS, check_label_codes, check_scores
+from ._buffers import WorkBuffers, label_positions
 from ._dask import map_mechanism
 from ._histogram import normalise_rows
 
@@ -48,7 +49,7 @@ def rappor_probabilities(epsilon):
     return float(1.0 / (1.0 + t)), float(t / (1.0 + t))
 
 
-def _bernoulli_positions(rng, size, p):
+def _bernoulli_positions(rng, size, p, buffers=None):
     """Sorted positions of the successes among ``size`` iid Bernoulli(``p``) trials.
 
     The gaps between successes are geometric, drawn by inversion of
@@ -56,40 +57,48 @@ def _bernoulli_positions(rng, size, p):
     ``r = -log(1 - p)``. The work is proportional to the number of successes,
     not of trials, and how much of the generator is used depends on ``size``,
     ``p`` and the draws only.
+
+    The draws and positions are written into ``buffers`` (fresh ones by
+    default), so that the chunks of one call reuse their arrays; the result
+    may be a view of them, valid until ``buffers`` is used again.
     """
     if p == 0.0 or size == 0:  # q- underflows to 0 beyond eps of about 1490
         return np.empty(0, dtype=np.int64)
+    buffers = WorkBuffers() if buffers is None else buffers
     rate = -math.log1p(-p)
     found = []
     last = -1  # position of the last success found
     while True:
         expected = (size - 1 - last) * p
-        gaps = rng.standard_exponential(int(expected + 6.0 * math.sqrt(expected)) + 16)
+        n_draws = int(expected + 6.0 * math.sqrt(expected)) + 16
+        gaps = rng.standard_exponential(out=buffers.get("gaps", n_draws))
         with np.errstate(over="ignore"):  # a subnormal p: inf, clipped next
             gaps /= rate
         # Past `size` every gap length is the same to us: clipping keeps the
         # float-to-int cast defined and the running sum from overflowing.
         np.minimum(gaps, size, out=gaps)
-        positions = gaps.astype(np.int64)
+        positions = buffers.get("positions", n_draws, np.int64)
+        np.copyto(positions, gaps, casting="unsafe")  # truncation, as astype(np.int64)
         positions += 1
         np.cumsum(positions, out=positions)
         positions += last
         if positions[-1] >= size:
             found.append(positions[: np.searchsorted(positions, size)])
             break
-        found.append(positions)
+        found.append(positions.copy())  # the next batch reuses the buffer
         last = int(positions[-1])
     return found[0] if len(found) == 1 else np.concatenate(found)
 
 
-def _draw_chunks(y, n_classes, epsilon, rng):
+def _draw_chunks(y, n_classes, epsilon, rng, buffers):
     """Draw RAPPOR bits for chunks of rows, in memory proportional to their ones.
 
     Yields ``(start, labels, label_on, ones)``: the chunk's first row, its
     labels, the bit of each row at its label (q+) and the flat positions
     ``row * n_classes + column`` (row within the chunk) of the ones among all
     coordinates drawn at rate q-. The caller overwrites the label coordinates
-    with ``label_on``; the draws do not depend on the labels.
+    with ``label_on``; the draws do not depend on the labels. ``label_on``
+    and ``ones`` are arrays of ``buffers``, refilled by the next chunk.
     """
     q_plus, q_minus = rappor_probabilities(epsilon)
     # About CHUNK_ELEMENTS ones per chunk, whatever K and eps.
@@ -97,8 +106,10 @@ def _draw_chunks(y, n_classes, epsilon, rng):
     step = max(1, step)
     for start in range(0, y.shape[0], step):
         labels = y[start : start + step]
-        label_on = rng.random(labels.shape[0]) < q_plus
-        ones = _bernoulli_positions(rng, labels.shape[0] * n_classes, q_minus)
+        n_rows = labels.shape[0]
+        uniforms = rng.random(out=buffers.get("uniforms", n_rows))
+        label_on = np.less(uniforms, q_plus, out=buffers.get("label_on", n_rows, bool))
+        ones = _bernoulli_positions(rng, n_rows * n_classes, q_minus, buffers)
         yield start, labels, label_on, ones
 
 
@@ -106,10 +117,11 @@ def _dense_bits(y, n_classes, epsilon, rng):
     """RAPPOR bits as a dense uint8 array of shape (n_samples, n_classes)."""
     z = np.zeros((y.shape[0], n_classes), dtype=np.uint8)
     flat = z.reshape(-1)
-    for start, labels, label_on, ones in _draw_chunks(y, n_classes, epsilon, rng):
+    buffers = WorkBuffers()
+    for start, labels, label_on, ones in _draw_chunks(y, n_classes, epsilon, rng, buffers):
         ones += start * n_classes
         flat[ones] = 1
-        z[np.arange(start, start + labels.shape[0]), labels] = label_on
+        flat[label_positions(buffers, labels, n_classes, start)] = label_on
     return z
 
 
@@ -126,7 +138,8 @@ def _sparse_bits(y, n_classes, epsilon, rng):
     indices = np.empty(capacity, dtype=np.int32 if small else np.int64)
     indptr = np.zeros(n_samples + 1, dtype=np.int64)
     nnz = 0
-    for start, labels, label_on, ones in _draw_chunks(y, n_classes, epsilon, rng):
+    for start, labels, label_on, ones in _draw_chunks(y, n_classes, epsilon, rng,
+                                                      WorkBuffers()):
         rows, cols = np.divmod(ones, n_classes)
         off_label = cols != labels[rows]
         ones, rows, cols = ones[off_label], rows[off_label], cols[off_label]

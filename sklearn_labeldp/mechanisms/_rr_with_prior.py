@@ -24,6 +24,7 @@ from ..utils._validation import (
     check_prior_shape,
 )
 from ._bit_select import nth_member
+from ._buffers import WorkBuffers, label_positions
 from ._dask import map_mechanism
 from ._randomized_response import _draw_randomized_response, _keep_probability
 
@@ -45,6 +46,11 @@ _K_PREFIX = 8
 
 _LARGEST_SAFE_VALUE = 2.0**1000  # prior values whose K-term sums cannot overflow
 
+# Ties at the threshold are broken on the tied rows alone when fewer than one
+# row in _FEW_TIED ties (their temporaries then stay small), on the whole
+# chunk in reused arrays otherwise.
+_FEW_TIED = 32
+
 
 def _row_chunks(n_samples, n_classes):
     step = max(1, CHUNK_ELEMENTS // n_classes)
@@ -52,59 +58,55 @@ def _row_chunks(n_samples, n_classes):
         yield slice(start, min(start + step, n_samples))
 
 
-def _negated_sorted(chunk):
-    """``np.sort(-chunk)``: the prior in descending order, negated.
+def _optimal_k_into(k, negated_sorted, denominator, buffers):
+    """Write the ``k*`` of each row of a negated sorted prior chunk into ``k``.
 
-    Negation is exact, so column j holds minus the (j+1)-th largest value and
-    cumulative sums of it are exactly minus those of the descending values;
-    unlike a reversed view of an ascending sort, prefixes are leading columns.
+    ``denominator[j] = 1 + j e^-eps``. w_k = (sum of the k largest p) /
+    (1 + (k - 1) e^-eps), Alg. 2 of Ghazi et al., is computed negated: the
+    first minimiser of -w_k is the first maximiser of w_k (exact ties go to
+    the smallest k). Sums are accumulated left to right from column 0, so
+    they are bit-for-bit those of one cumulative sum over all K.
     """
-    negated = np.negative(chunk)
-    negated.sort(axis=1)
-    return negated
-
-
-def _optimal_k_from_negated_sorted(negated_sorted, epsilon):
-    # w_k = (sum of the k largest p) / (1 + (k - 1) e^-eps), Alg. 2 of Ghazi et al.,
-    # computed negated: the first minimiser of -w_k is the first maximiser of w_k
-    # (exact ties go to the smallest k). Sums are accumulated left to right from
-    # column 0, so they are bit-for-bit those of one cumulative sum over all K.
     n_rows, n_classes = negated_sorted.shape
-    uniform = negated_sorted[:, 0] == negated_sorted[:, -1]
+    uniform = np.equal(negated_sorted[:, 0], negated_sorted[:, -1],
+                       out=buffers.get("uniform", n_rows, bool))
     if -negated_sorted[:, 0].min() > _LARGEST_SAFE_VALUE / n_classes:
         # Prefix sums could overflow to inf. Scaling each row by a power of two
         # is exact, so every comparison below keeps its outcome.
         exponent = np.frexp(negated_sorted[:, :1])[1]
         negated_sorted = np.ldexp(negated_sorted, -exponent)
-    denominator = 1.0 + np.arange(n_classes) * np.exp(-epsilon)
     width = n_classes if n_classes <= 2 * _K_PREFIX else _K_PREFIX
     # The first columns, for all rows, one column at a time: vector operations
     # over rows beat row-wise cumsum/argmin on such short rows.
-    partial = negated_sorted[:, 0].copy()  # -S_1 = -w_1
-    best = partial.copy()
-    k = np.ones(n_rows, dtype=np.int64)
-    weight = np.empty(n_rows)
-    better = np.empty(n_rows, dtype=bool)
+    partial = buffers.get("partial", n_rows)
+    np.copyto(partial, negated_sorted[:, 0])  # -S_1 = -w_1
+    best = buffers.get("best", n_rows)
+    np.copyto(best, partial)
+    k.fill(1)
+    weight = buffers.get("weight", n_rows)
+    better = buffers.get("better", n_rows, bool)
     for j in range(1, width):
         partial += negated_sorted[:, j]
         np.divide(partial, denominator[j], out=weight)
         np.less(weight, best, out=better)
         np.putmask(k, better, j + 1)
         np.minimum(best, weight, out=best)
-    rows = np.flatnonzero(k == width)
-    while width < n_classes and rows.size:
-        width = min(4 * width, n_classes)
-        weights = np.cumsum(negated_sorted[rows, :width], axis=1)
-        weights /= denominator[:width]
-        k[rows] = np.argmin(weights, axis=1) + 1
-        rows = rows[k[rows] == width]
+    if width < n_classes:
+        # K > 16, so a chunk has at most CHUNK_ELEMENTS / 17 rows, and only the
+        # rows whose maximum ends the prefix get here: small temporaries.
+        rows = np.flatnonzero(k == width)
+        while width < n_classes and rows.size:
+            width = min(4 * width, n_classes)
+            weights = np.cumsum(negated_sorted[rows, :width], axis=1)
+            weights /= denominator[:width]
+            k[rows] = np.argmin(weights, axis=1) + 1
+            rows = rows[k[rows] == width]
     # A uniform row has w_k rising in k for every eps > 0, so k* = K (RR). For
     # eps below about 1e-10 the rise drops under float64 resolution; pin it.
-    k[uniform] = n_classes
-    return k
+    np.putmask(k, uniform, n_classes)
 
 
-def _scan_prior(prior, k, epsilon):
+def _scan_prior(prior, k, epsilon, buffers=None):
     """First pass: check ``prior`` and locate each row's top-k set.
 
     Parameters
@@ -114,6 +116,8 @@ def _scan_prior(prior, k, epsilon):
     k : ndarray of shape (n_samples,) or None
         ``None`` computes RRWithPrior's ``k*`` from ``epsilon``.
     epsilon : float or None
+    buffers : WorkBuffers, default=None
+        The chunks' work arrays (see :mod:`._buffers`); fresh ones by default.
 
     Returns
     -------
@@ -124,68 +128,125 @@ def _scan_prior(prior, k, epsilon):
         Whether the (k+1)-th largest value equals it, i.e. more than ``k``
         labels reach the threshold and ties must be broken by label index.
     """
+    buffers = WorkBuffers() if buffers is None else buffers
     n_samples, n_classes = prior.shape
-    if k is None:
+    find_k = k is None
+    if find_k:
         k = np.empty(n_samples, dtype=np.int64)
-        find_k = True
-    else:
-        find_k = False
+        denominator = 1.0 + np.arange(n_classes) * np.exp(-epsilon)
     threshold = np.empty(n_samples, dtype=np.float64)
     tied = np.empty(n_samples, dtype=bool)
     for rows in _row_chunks(n_samples, n_classes):
-        negated = _negated_sorted(prior[rows])
+        n_rows = rows.stop - rows.start
+        # np.sort(-chunk): the prior in descending order, negated. Negation is
+        # exact, so column j holds minus the (j+1)-th largest value and
+        # cumulative sums of it are exactly minus those of the descending
+        # values; unlike a reversed view of an ascending sort, prefixes are
+        # leading columns.
+        negated = np.negative(prior[rows], out=buffers.get("negated", (n_rows, n_classes)))
+        negated.sort(axis=1)
         check_negated_sorted_prior(negated)
-        if find_k:
-            k[rows] = _optimal_k_from_negated_sorted(negated, epsilon)
         kr = k[rows]
-        index = np.arange(negated.shape[0])
-        minus_threshold = negated[index, kr - 1]
-        following = negated[index, np.minimum(kr, n_classes - 1)]
-        threshold[rows] = -minus_threshold
-        tied[rows] = (kr < n_classes) & (following == minus_threshold)
+        if find_k:
+            _optimal_k_into(kr, negated, denominator, buffers)
+        # negated[i, kr[i] - 1] and negated[i, min(kr[i], K - 1)], by flat index.
+        offsets = buffers.row_offsets(n_rows, n_classes)
+        index = buffers.get("index", n_rows, np.int64)
+        np.add(offsets, kr, out=index)
+        index -= 1
+        minus_threshold = buffers.get("minus_threshold", n_rows)
+        np.take(negated.reshape(-1), index, out=minus_threshold, mode="clip")
+        np.negative(minus_threshold, out=threshold[rows])
+        np.minimum(kr, n_classes - 1, out=index)
+        index += offsets
+        following = buffers.get("following", n_rows)
+        np.take(negated.reshape(-1), index, out=following, mode="clip")
+        tied_rows = np.less(kr, n_classes, out=tied[rows])
+        tied_rows &= np.equal(following, minus_threshold,
+                              out=buffers.get("at_threshold", n_rows, bool))
     return k, threshold, tied
 
 
-def _top_k_mask_chunk(chunk, k, threshold, tied):
-    """The top-k sets of a chunk of rows, given :func:`_scan_prior`'s results."""
-    mask = chunk >= threshold[:, None]
-    rows = np.flatnonzero(tied)
-    if rows.size:
-        # More than k labels reach the threshold: keep the lowest tied indices.
+def _break_ties(mask, chunk, k, threshold, tied, buffers):
+    """Keep only the lowest-index labels at the threshold in the ``tied`` rows of ``mask``.
+
+    More than ``k`` labels of such a row reach the threshold: those above it
+    stay, and of those at it the first ``k - #above`` in label order.
+    """
+    n_tied = np.count_nonzero(tied)
+    if n_tied * _FEW_TIED < tied.shape[0]:
+        # Few tied rows (continuous priors have none): work on them alone, in
+        # small temporaries.
+        rows = np.flatnonzero(tied)
         sub, t = chunk[rows], threshold[rows, None]
         above = sub > t
         at = sub == t
         room = (k[rows] - above.sum(axis=1))[:, None]
         mask[rows] = above | (at & (np.cumsum(at, axis=1) <= room))
+        return
+    # Many (a prior of vote counts): the same on every row, in reused arrays.
+    t = threshold[:, None]
+    above = np.greater(chunk, t, out=buffers.get("above", chunk.shape, bool))
+    at = np.equal(chunk, t, out=buffers.get("at", chunk.shape, bool))
+    room = np.sum(above, axis=1, out=buffers.get("room", chunk.shape[0], np.int64))
+    np.subtract(k, room, out=room)
+    rank = np.cumsum(at, axis=1, out=buffers.get("rank", chunk.shape, np.int64))
+    kept = np.less_equal(rank, room[:, None], out=buffers.get("kept", chunk.shape, bool))
+    kept &= at
+    kept |= above
+    np.copyto(mask, kept, where=tied[:, None])
+
+
+def _top_k_mask_chunk(chunk, k, threshold, tied, buffers):
+    """The top-k sets of a chunk of rows, given :func:`_scan_prior`'s results.
+
+    Returns one of ``buffers``' arrays.
+    """
+    mask = np.greater_equal(chunk, threshold[:, None], out=buffers.get("mask", chunk.shape, bool))
+    if tied.any():
+        _break_ties(mask, chunk, k, threshold, tied, buffers)
     return mask
 
 
-def _sample_top_k(y, mask, k, epsilon, rng):
-    """Draw RRTop-k outputs given each row's top-k set ``mask``."""
-    n_rows = mask.shape[0]
-    y_in = mask[np.arange(n_rows), y]
+def _sample_top_k(out, y, mask, k, epsilon, rng, buffers):
+    """Write RRTop-k outputs given each row's top-k set ``mask`` into ``out``."""
+    n_rows, n_classes = mask.shape
+    y_in = np.take(mask.reshape(-1), label_positions(buffers, y, n_classes),
+                   out=buffers.get("y_in", n_rows, bool), mode="clip")
     # Two uniforms per row, whatever the labels: the generator's state after
     # the call must not depend on y (it is visible to later code).
-    coins = rng.random((2, n_rows))
-    keep = y_in & (coins[0] < _keep_probability(epsilon, k))
-    out = y.copy()
-    todo = np.flatnonzero(~keep)
-    if todo.size:
-        # Uniform over the top-k set minus y (y in it) or the whole set (y not):
-        # the pick-th label, in index order, of the set with y's bit cleared.
-        # floor(U m) < m for every double U < 1 and integer m >= 1.
-        inside = y_in[todo]
-        pick = (coins[1, todo] * (k[todo] - inside)).astype(np.int64)
-        out[todo] = nth_member(mask[todo], pick, exclude=np.where(inside, y[todo], -1))
-    return out
+    coins = rng.random(out=buffers.get("coins", (2, n_rows)))
+    keep = np.less(coins[0], _keep_probability(epsilon, k, out=buffers.get("keep_p", n_rows)),
+                   out=buffers.get("keep", n_rows, bool))
+    keep &= y_in
+    np.copyto(out, y)
+    if keep.all():
+        return
+    # Uniform over the top-k set minus y (y in it) or the whole set (y not):
+    # the pick-th label, in index order, of the set with y's bit cleared.
+    # floor(U m) < m for every double U < 1 and integer m >= 1. It is computed
+    # for every row (a kept row asks for the first member of its whole set,
+    # which exists, and the answer is dropped): selecting the other rows
+    # first would cost a fresh array per chunk.
+    size = np.subtract(k, y_in, out=buffers.get("size", n_rows, np.int64))
+    pick = np.multiply(coins[1], size, out=coins[1])
+    n = buffers.get("pick", n_rows, np.int64)
+    np.copyto(n, pick, casting="unsafe")  # truncation, as astype(np.int64)
+    exclude = buffers.get("exclude", n_rows, np.int64)
+    exclude.fill(-1)
+    np.copyto(exclude, y, where=y_in)
+    np.putmask(n, keep, 0)
+    np.putmask(exclude, keep, -1)
+    np.copyto(out, nth_member(mask, n, exclude, buffers), where=np.invert(keep, out=keep))
 
 
-def _sample(y, prior, k, threshold, tied, epsilon, rng):
+def _sample(y, prior, k, threshold, tied, epsilon, rng, buffers=None):
     """Second pass: draw RRTop-k outputs chunk by chunk."""
-    out = np.empty_like(y)
+    buffers = WorkBuffers() if buffers is None else buffers
+    out = np.empty(y.shape, dtype=np.int64)
     for rows in _row_chunks(*prior.shape):
-        mask = _top_k_mask_chunk(prior[rows], k[rows], threshold[rows], tied[rows])
-        out[rows] = _sample_top_k(y[rows], mask, k[rows], epsilon, rng)
+        mask = _top_k_mask_chunk(prior[rows], k[rows], threshold[rows], tied[rows], buffers)
+        _sample_top_k(out[rows], y[rows], mask, k[rows], epsilon, rng, buffers)
     return out
 
 
@@ -222,10 +283,11 @@ def top_k_mask(prior, k):
     """
     prior = check_prior_shape(prior)
     k = check_k(k, *prior.shape)
-    k, threshold, tied = _scan_prior(prior, k, None)
+    buffers = WorkBuffers()
+    k, threshold, tied = _scan_prior(prior, k, None, buffers)
     mask = np.empty(prior.shape, dtype=bool)
     for rows in _row_chunks(*prior.shape):
-        mask[rows] = _top_k_mask_chunk(prior[rows], k[rows], threshold[rows], tied[rows])
+        mask[rows] = _top_k_mask_chunk(prior[rows], k[rows], threshold[rows], tied[rows], buffers)
     return mask
 
 
@@ -312,9 +374,10 @@ def rr_top_k(y, prior, *, k, epsilon, random_state=None):
     prior = check_prior_shape(prior)
     y = _check_y_prior(y, prior)
     k = check_k(k, *prior.shape)
-    k, threshold, tied = _scan_prior(prior, k, None)
+    buffers = WorkBuffers()
+    k, threshold, tied = _scan_prior(prior, k, None, buffers)
     rng = check_generator(random_state)
-    return _sample(y, prior, k, threshold, tied, epsilon, rng)
+    return _sample(y, prior, k, threshold, tied, epsilon, rng, buffers)
 
 
 def rr_with_prior(y, prior=None, *, epsilon, n_classes=None, random_state=None,
@@ -404,9 +467,10 @@ def rr_with_prior(y, prior=None, *, epsilon, n_classes=None, random_state=None,
             f"n_classes={n_classes} but prior has {prior.shape[1]} columns (classes)."
         )
     y = _check_y_prior(y, prior)
-    k, threshold, tied = _scan_prior(prior, None, epsilon)
+    buffers = WorkBuffers()
+    k, threshold, tied = _scan_prior(prior, None, epsilon, buffers)
     rng = check_generator(random_state)
-    out = _sample(y, prior, k, threshold, tied, epsilon, rng)
+    out = _sample(y, prior, k, threshold, tied, epsilon, rng, buffers)
     return (out, k) if return_k else out
 
 

@@ -110,6 +110,27 @@ def test_one_hot_part_is_exact_and_the_noise_is_rounded_to_the_lattice():
     assert laplace_one_hot([], epsilon=1.0, n_classes=3).shape == (0, 3)
 
 
+@pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
+def test_draws_are_pinned_across_chunks(mechanism):
+    # The one-hot part is added chunk by chunk through reused arrays: over
+    # several chunks the release is still exactly e_y + round(noise) for the
+    # generator's noise, drawn in one call.
+    from sklearn_labeldp.utils._validation import CHUNK_ELEMENTS
+
+    n, n_classes, lattice = 2 * CHUNK_ELEMENTS + 17, 3, 2.0**-20
+    y = np.random.default_rng(1).integers(n_classes, size=n)
+    rng = np.random.default_rng(6)
+    if mechanism == "laplace":
+        o = laplace_one_hot(y, epsilon=0.8, n_classes=n_classes, random_state=6)
+        noise = rng.laplace(0.0, 2.0 / 0.8, size=(n, n_classes))
+    else:
+        o = gaussian_one_hot(y, sigma=0.8, n_classes=n_classes, random_state=6)
+        noise = rng.normal(0.0, 0.8, size=(n, n_classes))
+    expected = np.round(noise / lattice) * lattice
+    expected[np.arange(n), y] += 1.0
+    assert_array_equal(o, expected)
+
+
 # --- posteriors --------------------------------------------------------------
 
 

@@ -643,3 +643,89 @@ def test_generator_state_after_sampling_does_not_depend_on_the_labels():
         rr_with_prior(y, prior, epsilon=1.0, random_state=rng)
         after.append(rng.random())
     assert after[0] == after[1] == after[2]
+
+
+# --- the draws, pinned --------------------------------------------------------------
+
+
+def reference_rr_top_k_draws(y, prior, epsilon, rng, chunk_rows, k=None):
+    """RRTop-k's documented use of the generator, with numpy written independently.
+
+    For each chunk of ``chunk_rows`` rows, two uniforms per row (all first
+    coins, then all second ones): the label is kept when it is in the top-k
+    set and the first coin is below e^eps / (e^eps + k - 1); otherwise the
+    output is the ``floor(U2 m)``-th label, in index order, of the top-k set
+    minus y (``m`` its size). The top-k set comes from a stable argsort of
+    ``-prior`` and, for ``k=None``, RRWithPrior's ``k*`` from a cumulative
+    sum, where the library sorts negated values, thresholds them and selects
+    packed bits.
+    """
+    n, n_classes = prior.shape
+    order = np.argsort(-prior, axis=1, kind="stable")
+    sorted_desc = np.take_along_axis(prior, order, axis=1)
+    if k is None:
+        w = np.cumsum(sorted_desc, axis=1) / (1.0 + np.arange(n_classes) * np.exp(-epsilon))
+        k = np.argmax(w, axis=1) + 1
+        k[sorted_desc[:, 0] == sorted_desc[:, -1]] = n_classes
+    k = np.broadcast_to(k, (n,))
+    top = np.zeros((n, n_classes), dtype=bool)
+    np.put_along_axis(top, order, np.arange(n_classes) < k[:, None], axis=1)
+    rows = np.arange(n)
+    y_in = top[rows, y]
+    coins = np.concatenate(
+        [rng.random((2, min(chunk_rows, n - s))) for s in range(0, n, chunk_rows)], axis=1
+    )
+    keep = y_in & (coins[0] < np.exp(epsilon) / (np.exp(epsilon) + k - 1))
+    members = top.copy()
+    members[rows[y_in], y[y_in]] = False
+    pick = np.floor(coins[1] * members.sum(axis=1)).astype(int)
+    picked = np.argmax(np.cumsum(members, axis=1) > pick[:, None], axis=1)
+    return np.where(keep, y, picked), k
+
+
+@pytest.mark.parametrize("n_classes", [2, 10, 60, 200])
+@pytest.mark.parametrize("kind", ["continuous", "vote counts", "a few ties"])
+def test_draws_are_pinned_across_chunks(n_classes, kind):
+    # The exact outputs for a given generator, over several of the chunks the
+    # sampler reuses its work arrays across (K = 2: 131,072 rows per chunk;
+    # K = 60: two 64-bit words per row; K = 200: the byte path). Ties at the
+    # threshold are broken on the tied rows alone (a few) or on whole chunks
+    # (vote counts); both must give these draws (with RRTop-k's k: RRWithPrior's
+    # k* never ends inside a group of equal values).
+    from sklearn_labeldp.utils._validation import CHUNK_ELEMENTS
+
+    chunk_rows = CHUNK_ELEMENTS // n_classes
+    n = 2 * chunk_rows + 321
+    rng = np.random.default_rng(n_classes)
+    if kind == "vote counts":
+        prior = rng.integers(0, 4, size=(n, n_classes)).astype(float)
+        prior[:, 0] += 0.5  # no all-zero row
+    else:
+        prior = rng.dirichlet(np.full(n_classes, 0.3), size=n)
+        if kind == "a few ties":
+            prior[::97] = np.round(prior[::97] * 2) + 1.0
+    y = rng.integers(n_classes, size=n)
+    for epsilon in (0.5, 3.0):
+        out, k = rr_with_prior(y, prior, epsilon=epsilon, random_state=11, return_k=True)
+        expected, expected_k = reference_rr_top_k_draws(
+            y, prior, epsilon, np.random.default_rng(11), chunk_rows)
+        assert_array_equal(k, expected_k)
+        assert_array_equal(out, expected)
+    # RRWithPrior's k* never splits a group of equal values; a given k does.
+    k = np.maximum(1, np.arange(n) % n_classes // 2)
+    out = rr_top_k(y, prior, k=k, epsilon=1.0, random_state=12)
+    expected, _ = reference_rr_top_k_draws(y, prior, 1.0, np.random.default_rng(12), chunk_rows, k)
+    assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("n_classes", [2, 10, 1000])
+def test_randomized_response_draws_are_pinned(n_classes):
+    # n uniforms (taken in chunks, the same stream as one call), then n offsets.
+    n = 600_000
+    y = np.random.default_rng(0).integers(n_classes, size=n)
+    out = randomized_response(y, epsilon=1.5, n_classes=n_classes, random_state=5)
+    rng = np.random.default_rng(5)
+    keep = rng.random(n) < np.exp(1.5) / (np.exp(1.5) + n_classes - 1)
+    other = (y + rng.integers(1, n_classes, size=n)) % n_classes
+    assert_array_equal(out, np.where(keep, y, other))
+    assert_array_equal(rr_with_prior(y, epsilon=1.5, n_classes=n_classes, random_state=5), out)
