@@ -23,11 +23,12 @@ from ..mechanisms import (
     laplace_one_hot,
     project_to_simplex,
 )
+from ._default_base import NoiseAdaptiveNeighborsMixin, rr_vote_inflation
 
 __all__ = ["ALIBIClassifier"]
 
 
-class ALIBIClassifier(BaseLabelDPMetaClassifier):
+class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
     """Label-DP classifier trained on denoised soft labels (ALIBI, Soft-RR).
 
     Noise is added once to each one-hot label: Laplace with scale ``2 / eps``
@@ -46,7 +47,13 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
     estimator : regressor or classifier, default=None
         Fitted on the soft labels: a regressor as a multi-output target, a
         classifier through ``sample_weight`` (see the target adapters).
-        ``None`` means ``KNeighborsRegressor(n_neighbors=10)``.
+        ``None`` means a ``KNeighborsRegressor`` whose ``n_neighbors`` is
+        resolved at fit time from public quantities: ``10 rho`` (rounded) with
+        ``rho`` the factor by which K-ary randomized response at the same
+        ``epsilon`` inflates a k-NN vote between two classes, capped at
+        ``n_samples / (2 n_classes)``; recorded in
+        ``mechanism_params_["n_neighbors"]`` and as ``estimator_.n_neighbors``
+        (see :ref:`the rule <alibi-default-base>`).
     epsilon : float, default=1.0
         Label-DP epsilon of the fit, > 0 and finite.
     classes : array-like, default=None
@@ -86,7 +93,9 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
         The parameters of the mechanism: ``"noise"`` (``"laplace"`` or
         ``"gaussian"``) and ``"scale"``, the Laplace scale ``b = 2 / epsilon``
         or the Gaussian standard deviation ``s`` calibrated to
-        ``(epsilon, delta)``.
+        ``(epsilon, delta)``, and ``"n_neighbors"``, the resolved
+        ``n_neighbors`` of the default base (None when ``estimator`` is
+        given).
     epsilon_ : float
     delta_ : float
     privacy_spend_ : PrivacySpend
@@ -150,10 +159,16 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
         self.random_state = random_state
         self.accountant = accountant
 
-    def _default_estimator(self):
-        return KNeighborsRegressor(n_neighbors=10)
+    _default_neighbors_class = KNeighborsRegressor
+
+    def _vote_inflation(self, n_classes):
+        # Its Bayes denoising over two rounds brings ALIBI's targets to about
+        # the information of K-ary randomized response at the same epsilon
+        # (measured; see _default_base).
+        return rr_vote_inflation(self.epsilon, n_classes)
 
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
+        estimator = self._trial_base(estimator, _num_samples(X), n_classes)
         codes = trial_codes(_num_samples(X), n_classes)
         targets = np.eye(n_classes)[codes]
         if self.post_processing != "argmax":  # soft rows: half on the next class
@@ -168,6 +183,8 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
             )
         kind = "hard" if self.post_processing == "argmax" else "soft"
         check_target_capability(self._get_estimator(), kind)
+        base, n_neighbors = self._plan_base(_num_samples(X), classes.size)
+        plan = {"base": base, "n_neighbors": n_neighbors}
         if self.noise == "gaussian":
             if self.delta is None:
                 raise ValueError("noise='gaussian' needs delta in (0, 1).")
@@ -178,11 +195,12 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
                 "Gaussian one-hot", self.epsilon, self.delta, sigma=sigma,
                 rho=gaussian_rho(math.sqrt(2.0), sigma),
             )
-            return spend, {"scale": sigma}
+            return spend, {**plan, "scale": sigma}
         if self.delta is not None:
             raise ValueError("delta applies to noise='gaussian' only; leave it None.")
         scale = 2.0 / self.epsilon
-        return PrivacySpend.leaf("Laplace one-hot", self.epsilon, scale=scale), {"scale": scale}
+        spend = PrivacySpend.leaf("Laplace one-hot", self.epsilon, scale=scale)
+        return spend, {**plan, "scale": scale}
 
     def _soft_labels(self, noisy, prior, scale):
         if self.post_processing == "argmax":
@@ -220,13 +238,15 @@ class ALIBIClassifier(BaseLabelDPMetaClassifier):
             if round_:
                 prior = predict_soft_targets(estimators[-1], X, labels.n_classes)
             soft = self._soft_labels(noisy, prior, scale)
-            estimator = self._new_estimator(estimator_rng)
+            estimator = self._new_base(plan, estimator_rng)
             estimators.append(fit_soft_targets(estimator, X, soft, fit_params, refresh=refresh))
         return {
             "estimator_": estimators[-1],
             "estimators_": estimators,
             "soft_labels_": soft,
-            "mechanism_params_": {"noise": self.noise, "scale": scale},
+            "mechanism_params_": {
+                "noise": self.noise, "scale": scale, "n_neighbors": plan["n_neighbors"],
+            },
         }
 
     def predict_proba(self, X):

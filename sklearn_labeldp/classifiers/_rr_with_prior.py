@@ -6,9 +6,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils import _safe_indexing
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples
 
 from .._base import (
@@ -28,12 +27,102 @@ from ..mechanisms import (
 )
 from ..priors import ClusterPrior, apply_temperature, cluster_assignment, model_prior
 from ..utils import derived_random_state
+from ._default_base import NoiseAdaptiveNeighborsMixin, rr_vote_inflation
 
-__all__ = ["RRWithPriorClassifier"]
+__all__ = ["RRWithPriorClassifier", "auto_stage_fractions", "auto_temperature", "auto_warm_start"]
+
+# The first stage's share of LP-2ST's examples under stage_fractions="auto".
+_FIRST_STAGE_SHARE = 0.6
+# The floor of temperature="auto".
+_MIN_TEMPERATURE = 0.5
+
+
+def auto_stage_fractions(n_stages):
+    """The stage split of ``stage_fractions="auto"``: a larger first stage.
+
+    With two stages the first gets 60% of the examples: Ghazi et al. (2021,
+    appendix on data splits and prior temperature) find that "ratios slightly
+    higher than 50% for stage-1 strike the right balance for LP-2ST" (their
+    CIFAR-10 run uses 65%). With ``T`` stages the first stage gets 1.2 times an
+    even share, ``1.2 / T``, and the others share the rest equally; one stage
+    gets everything.
+
+    Parameters
+    ----------
+    n_stages : int
+        Number of stages ``T`` >= 1.
+
+    Returns
+    -------
+    ndarray of shape (n_stages,)
+        Positive fractions that sum to 1.
+    """
+    if n_stages == 1:
+        return np.ones(1)
+    first = 2.0 * _FIRST_STAGE_SHARE / n_stages
+    rest = np.full(n_stages - 1, (1.0 - first) / (n_stages - 1))
+    return np.concatenate([[first], rest])
+
+
+def auto_temperature(epsilon, n_classes):
+    """The prior temperature of ``temperature="auto"``: ``max(0.5, sqrt(s))``.
+
+    ``s = (e^eps - 1) / (e^eps + K - 1)`` is the keep-minus-flip probability
+    of K-ary randomized response, the first stage's mechanism. A model fitted
+    on randomized labels estimates the noisy-label law ``q + s P(y | x)``,
+    which near the uniform point equals ``softmax(s log P(y | x))`` up to a
+    constant: a temperature ``s`` would undo that flattening exactly, for a
+    model calibrated to its noisy labels. Models are rarely that flat (a
+    k-NN or a weakly regularised model fitted on few rows is more
+    confident), so the rule goes half way in log scale, ``sqrt(s)``, and no
+    lower than 0.5; it tends to 1 (the probabilities as they are) as the noise
+    vanishes. Ghazi et al. (2021, appendix on data splits and prior
+    temperature) found a temperature below 1 useful and above 1 not.
+
+    Parameters
+    ----------
+    epsilon : float
+        The stage epsilon, > 0.
+    n_classes : int
+        Number of classes ``K``.
+
+    Returns
+    -------
+    float
+        In ``[0.5, 1)``.
+    """
+    x = np.exp(-epsilon)
+    signal = -np.expm1(-epsilon) / (1.0 + (n_classes - 1) * x)
+    return float(max(_MIN_TEMPERATURE, np.sqrt(signal)))
+
+
+def auto_warm_start(estimator, n_stages):
+    """``warm_start="auto"``: start each stage from the previous model where that helps.
+
+    True with more than one stage and a base estimator that has a
+    ``warm_start`` parameter (Ghazi et al. 2021 initialise stage 2 with the
+    stage-1 model), except scikit-learn's ensembles, whose ``warm_start`` adds
+    members to the previous ensemble instead (with an unchanged
+    ``n_estimators`` a later stage would then learn nothing new).
+
+    Parameters
+    ----------
+    estimator : estimator
+        The unfitted base estimator.
+    n_stages : int
+
+    Returns
+    -------
+    bool
+    """
+    if n_stages == 1 or "warm_start" not in estimator.get_params(deep=False):
+        return False
+    return not type(estimator).__module__.startswith("sklearn.ensemble")
 
 
 class RRWithPriorClassifier(
-    TargetReuseMixin, CodeClassifierPredictMixin, BaseLabelDPMetaClassifier
+    NoiseAdaptiveNeighborsMixin, TargetReuseMixin, CodeClassifierPredictMixin,
+    BaseLabelDPMetaClassifier,
 ):
     """Label-DP classifier trained on RRWithPrior labels in stages (LP-MST).
 
@@ -63,8 +152,13 @@ class RRWithPriorClassifier(
     estimator : classifier, default=None
         Base estimator fitted on the noisy labels of each stage (a regressor is
         refused before any budget is charged); it needs ``predict_proba`` when
-        ``n_stages > 1``. ``None`` means
-        ``KNeighborsClassifier(n_neighbors=10)``.
+        ``n_stages > 1``. ``None`` means a ``KNeighborsClassifier`` whose
+        ``n_neighbors`` is resolved at fit time from public quantities:
+        ``10 rho`` (rounded), with ``rho`` the factor by which K-ary randomized
+        response at the stage epsilon inflates a k-NN vote between two classes
+        (``coth^2(eps / 2)`` for two classes), capped at ``n / (2 K)`` for the
+        first stage's ``n`` rows; recorded in ``mechanism_params_["n_neighbors"]``
+        and as ``estimator_.n_neighbors`` (see :ref:`the rule <lp-mst-defaults>`).
     epsilon : float, default=1.0
         Label-DP parameter of the whole fit, > 0 and finite.
     classes : array-like, default=None
@@ -73,12 +167,22 @@ class RRWithPriorClassifier(
         set of labels that occur is itself private.
     n_stages : int, default=1
         Number of stages ``T`` (LP-1ST is RR, LP-2ST, ...).
-    stage_fractions : array-like of shape (n_stages,), default=None
+    stage_fractions : array-like of shape (n_stages,), "auto" or None, default="auto"
         Fraction of the examples in each stage, positive and summing to 1.
-        ``None`` splits equally.
-    temperature : float, default=1.0
+        ``None`` splits equally. ``"auto"`` gives the first stage 1.2 times an
+        even share (60% of LP-2ST's examples, Ghazi et al. 2021) and splits the
+        rest equally (:func:`auto_stage_fractions`); with one stage every
+        example is in it. The split used is ``stage_fractions_``.
+    temperature : float or "auto", default="auto"
         Prior temperature ``tau``: the prior is ``softmax(log p / tau)`` of the
         previous model's probabilities ``p`` (< 1 sharpens, > 1 flattens).
+        ``"auto"``: ``max(0.5, sqrt(s))`` with ``s = (e^eps - 1) / (e^eps + K - 1)``
+        the keep-minus-flip probability of the first stage's randomized
+        response (:func:`auto_temperature`), which sharpens the flattened
+        probabilities of a model fitted on noisy labels, and uses a public or
+        cluster ``prior`` as given. A number applies to every prior, the
+        initial one included. The value used for the stage models is
+        ``temperature_``.
     prior : array-like of shape (n_samples, n_classes), classifier, ClusterPrior \
             or None, default=None
         Prior for the first stage instead of the uniform one. A
@@ -96,10 +200,13 @@ class RRWithPriorClassifier(
         From stage 2 on, drop earlier-stage examples whose noisy label is not
         among the previous model's top ``k_f`` classes, with ``k_f`` the floor
         of the mean ``k*`` of the current stage (Ghazi et al. 2021, Appendix).
-    warm_start : bool, default=False
+    warm_start : bool or "auto", default="auto"
         Start each stage's model from the previous stage's fitted model
         (the base estimator must have a ``warm_start`` parameter) instead of a
-        fresh clone.
+        fresh clone. ``"auto"`` does so with ``n_stages > 1`` when the base
+        has a ``warm_start`` parameter and is not a scikit-learn ensemble
+        (whose ``warm_start`` grows the ensemble instead;
+        :func:`auto_warm_start`). The choice used is ``warm_start_``.
     random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
         Randomness of the mechanism and of the stage split, the k-means seed and
         the base estimators' unset seeds. ``None`` draws 128 bits of fresh
@@ -128,7 +235,18 @@ class RRWithPriorClassifier(
         each stage's RRWithPrior (``epsilon``, or ``epsilon - prior.epsilon``
         with a cluster prior), and ``"mean_k"``, an ndarray of shape
         (n_stages,) with the mean ``k*`` of each stage (``n_classes`` for a
-        uniform prior; ``k*`` depends on the public prior only).
+        uniform prior; ``k*`` depends on the public prior only), and the
+        resolved schedule: ``"stage_fractions"``, ``"temperature"``,
+        ``"warm_start"`` (as the attributes below) and ``"n_neighbors"``, the
+        default base's resolved ``n_neighbors`` (None when ``estimator`` is
+        given).
+    stage_fractions_ : ndarray of shape (n_stages,)
+        The stage split used (``stage_fractions``, or what ``"auto"`` or
+        ``None`` resolved to).
+    temperature_ : float
+        The temperature applied to the stage models' priors.
+    warm_start_ : bool
+        Whether each stage started from the previous stage's model.
     privatized_labels_ : ndarray of shape (n_samples,)
         The RRWithPrior output of every training example, as label codes
         (indices into ``classes_``). A DP output, so storing it costs no
@@ -215,6 +333,9 @@ class RRWithPriorClassifier(
         *BaseLabelDPMetaClassifier._derived_attributes,
         "estimator_",
         "estimators_",
+        "stage_fractions_",  # the resolved schedule: public quantities only
+        "temperature_",
+        "warm_start_",
         "clusterer_",  # k-means on the public features only
         "cluster_preprocessor_",  # fitted on the public features only
     )
@@ -222,11 +343,11 @@ class RRWithPriorClassifier(
     _parameter_constraints: dict = {
         **BaseLabelDPMetaClassifier._parameter_constraints,
         "n_stages": [Interval(Integral, 1, None, closed="left")],
-        "stage_fractions": ["array-like", None],
-        "temperature": [Interval(Real, 0, None, closed="neither")],
+        "stage_fractions": ["array-like", StrOptions({"auto"}), None],
+        "temperature": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "prior": ["array-like", HasMethods(["predict_proba"]), ClusterPrior, None],
         "filter_earlier_stages": ["boolean"],
-        "warm_start": ["boolean"],
+        "warm_start": ["boolean", StrOptions({"auto"})],
     }
 
     def __init__(
@@ -236,11 +357,11 @@ class RRWithPriorClassifier(
         epsilon=1.0,
         classes=None,
         n_stages=1,
-        stage_fractions=None,
-        temperature=1.0,
+        stage_fractions="auto",
+        temperature="auto",
         prior=None,
         filter_earlier_stages=True,
-        warm_start=False,
+        warm_start="auto",
         random_state=None,
         accountant=None,
     ):
@@ -256,21 +377,30 @@ class RRWithPriorClassifier(
         self.random_state = random_state
         self.accountant = accountant
 
-    def _default_estimator(self):
-        return KNeighborsClassifier(n_neighbors=10)
+    def _vote_inflation(self, n_classes):
+        # The first stage, the one the default base's size is resolved for, is
+        # K-ary randomized response at the stage epsilon.
+        return rr_vote_inflation(self._stage_epsilon(), n_classes)
+
+    def _stage_epsilon(self):
+        return self.epsilon - self.prior.epsilon if self._uses_cluster_prior() else self.epsilon
 
     def _trial_rows(self, plan):
         # The first stage is the smallest training set a stage model sees.
         return plan["stages"][0].size
 
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
+        estimator = self._trial_base(estimator, _num_samples(X), n_classes)
         estimator.fit(X, trial_codes(_num_samples(X), n_classes), **fit_params)
         if self.n_stages > 1 and full_size:
             # A stage model as small as the first one must give the next prior
             # (e.g. a k-NN needs n_neighbors <= its training rows).
             estimator.predict_proba(_safe_indexing(X, [0]))
 
-    def _stage_sizes(self, n_samples):
+    def _stage_fractions(self):
+        """The stage split: the user's fractions, an even split for None, or the rule."""
+        if isinstance(self.stage_fractions, str):  # "auto"
+            return auto_stage_fractions(self.n_stages)
         if self.stage_fractions is None:
             fractions = np.full(self.n_stages, 1.0 / self.n_stages)
         else:
@@ -286,6 +416,9 @@ class RRWithPriorClassifier(
                 raise ValueError(
                     f"stage_fractions must sum to 1; they sum to {fractions.sum():.6g}."
                 )
+        return fractions
+
+    def _stage_sizes(self, fractions, n_samples):
         bounds = np.round(np.cumsum(fractions) * n_samples).astype(np.intp)
         bounds[-1] = n_samples
         sizes = np.diff(bounds, prepend=0)
@@ -316,6 +449,24 @@ class RRWithPriorClassifier(
                 "with fewer clusters, or more data."
             )
 
+    def _temperature(self, n_classes):
+        """The temperature of the stage models' priors: the user's, or the rule."""
+        if isinstance(self.temperature, str):  # "auto"
+            return auto_temperature(self._stage_epsilon(), n_classes)
+        return float(self.temperature)
+
+    def _initial_temperature(self):
+        # "auto" uses a public or cluster prior as given: the rule corrects the
+        # flattening of a model fitted on randomized labels, which they are not.
+        return 1.0 if isinstance(self.temperature, str) else float(self.temperature)
+
+    def _warm_start(self):
+        """Whether each stage starts from the previous model: the user's choice, or
+        the rule (see :func:`auto_warm_start`)."""
+        if isinstance(self.warm_start, str):  # "auto"
+            return auto_warm_start(self._get_estimator(), self.n_stages)
+        return bool(self.warm_start)
+
     def _initial_prior(self, X, classes):
         if self.prior is None or self._uses_cluster_prior():
             return None
@@ -328,7 +479,7 @@ class RRWithPriorClassifier(
                     f"prior has {prior.shape[1]} columns but there are {classes.size} "
                     "classes; give one column per entry of the sorted `classes`."
                 )
-        return apply_temperature(prior, self.temperature)
+        return apply_temperature(prior, self._initial_temperature())
 
     def _stage_spend(self, stage, size, plan, n_classes):
         """The spend record of one stage.
@@ -358,7 +509,8 @@ class RRWithPriorClassifier(
                 "which is not one (sklearn.base.is_classifier). For a regressor base use "
                 "ALIBIClassifier or VectorApproxClassifier."
             )
-        if self.warm_start and "warm_start" not in self._get_estimator().get_params():
+        if (not isinstance(self.warm_start, str) and self.warm_start
+                and "warm_start" not in self._get_estimator().get_params()):
             raise ValueError(
                 f"warm_start=True needs a base estimator with a warm_start parameter; "
                 f"{type(self._get_estimator()).__name__} has none."
@@ -369,13 +521,21 @@ class RRWithPriorClassifier(
                 "priors of later stages."
             )
         n_samples = _num_samples(X)
-        sizes = self._stage_sizes(n_samples)
+        fractions = self._stage_fractions()
+        sizes = self._stage_sizes(fractions, n_samples)
         if self._uses_cluster_prior():
             self._check_cluster_prior(n_samples)
+        # The first stage is the smallest training set a stage model sees.
+        base, n_neighbors = self._plan_base(int(sizes[0]), classes.size)
         plan = {
             "stages": np.split(rng.permutation(n_samples), np.cumsum(sizes)[:-1]),
             "initial_prior": self._initial_prior(X, classes),
-            "stage_epsilon": self.epsilon,
+            "stage_epsilon": self._stage_epsilon(),
+            "stage_fractions": fractions,
+            "temperature": self._temperature(classes.size),
+            "warm_start": self._warm_start(),
+            "base": base,
+            "n_neighbors": n_neighbors,
         }
         if self._uses_cluster_prior():
             # k-means sees the public features only: the groups, and so the
@@ -384,7 +544,6 @@ class RRWithPriorClassifier(
             plan["clusterer"], plan["groups"] = cluster_assignment(
                 features, self.prior.n_clusters, random_state=derived_random_state(rng)
             )
-            plan["stage_epsilon"] = self.epsilon - self.prior.epsilon
         spend = PrivacySpend.compose(
             "LP-MST",
             [
@@ -416,25 +575,27 @@ class RRWithPriorClassifier(
         ``None`` for the uniform prior (plain randomized response, in O(n) memory)."""
         if model is not None:
             proba = model_prior(model, _safe_indexing(X, indices), np.arange(n_classes))
-            return apply_temperature(proba, self.temperature)
+            return apply_temperature(proba, plan["temperature"])
         if plan["initial_prior"] is not None:
             return plan["initial_prior"][indices]
         return None
 
-    def _next_estimator(self, previous, labels_seen, rng):
-        if self.warm_start and previous is not None:
+    def _next_estimator(self, previous, labels_seen, plan, rng):
+        if plan["warm_start"] and previous is not None:
             if np.array_equal(previous.classes_, labels_seen):
                 return copy.deepcopy(previous)
             # Models such as LogisticRegression cannot warm-start across a change
-            # of the label set; this stage starts cold instead.
-            warnings.warn(
-                "warm_start: the noisy labels of this stage cover other classes than "
-                "the previous model's, so this stage's model is fitted from scratch.",
-                UserWarning,
-                stacklevel=4,
-            )
-        estimator = self._new_estimator(rng)
-        if self.warm_start:
+            # of the label set; this stage starts cold instead (silently when the
+            # rule, not the user, asked for a warm start).
+            if not isinstance(self.warm_start, str):
+                warnings.warn(
+                    "warm_start: the noisy labels of this stage cover other classes than "
+                    "the previous model's, so this stage's model is fitted from scratch.",
+                    UserWarning,
+                    stacklevel=4,
+                )
+        estimator = self._new_base(plan, rng)
+        if plan["warm_start"]:
             estimator.set_params(warm_start=True)
         return estimator
 
@@ -501,7 +662,7 @@ class RRWithPriorClassifier(
             plan = {
                 **plan,
                 "initial_prior": apply_temperature(
-                    cluster_prior[plan["groups"]], self.temperature
+                    cluster_prior[plan["groups"]], self._initial_temperature()
                 ),
             }
             fitted = {"cluster_prior_": cluster_prior, "clusterer_": plan["clusterer"]}
@@ -534,7 +695,7 @@ class RRWithPriorClassifier(
                 in_top = top_k_mask(self._prior(model, plan, X, earlier, n_classes), k_f)
                 earlier = earlier[in_top[np.arange(earlier.size), noisy[earlier]]]
             train = np.concatenate([earlier, indices])
-            model = self._next_estimator(model, np.unique(noisy[train]), estimator_rng)
+            model = self._next_estimator(model, np.unique(noisy[train]), plan, estimator_rng)
             model.fit(
                 _safe_indexing(X, train),
                 noisy[train],
@@ -548,6 +709,13 @@ class RRWithPriorClassifier(
             "mechanism_params_": {
                 "stage_epsilon": plan["stage_epsilon"],
                 "mean_k": np.array(stage_k),
+                "stage_fractions": plan["stage_fractions"],
+                "temperature": plan["temperature"],
+                "warm_start": plan["warm_start"],
+                "n_neighbors": plan["n_neighbors"],
             },
+            "stage_fractions_": plan["stage_fractions"],
+            "temperature_": plan["temperature"],
+            "warm_start_": plan["warm_start"],
             "privatized_labels_": noisy,
         }

@@ -14,11 +14,14 @@ from .._target_adapters import (
 )
 from ..accounting import PrivacySpend
 from ..mechanisms import debias_rappor, rappor, rappor_probabilities
+from ._default_base import NoiseAdaptiveNeighborsMixin, rappor_vote_inflation
 
 __all__ = ["VectorApproxClassifier"]
 
 
-class VectorApproxClassifier(TargetReuseMixin, BaseLabelDPMetaClassifier):
+class VectorApproxClassifier(
+    NoiseAdaptiveNeighborsMixin, TargetReuseMixin, BaseLabelDPMetaClassifier
+):
     """Label-DP classifier trained on RAPPOR-randomized label vectors.
 
     Each label ``y`` becomes a vector ``Z`` in ``{0, 1}^K`` whose coordinates are
@@ -39,7 +42,13 @@ class VectorApproxClassifier(TargetReuseMixin, BaseLabelDPMetaClassifier):
     estimator : regressor or classifier, default=None
         A regressor fits the K coordinates as a multi-output target; a
         classifier with ``predict_proba`` is fitted once per coordinate on the
-        binary column. ``None`` means ``KNeighborsRegressor(n_neighbors=10)``.
+        binary column. ``None`` means a ``KNeighborsRegressor`` whose
+        ``n_neighbors`` is resolved at fit time from public quantities:
+        ``10 rho`` (rounded) with ``rho = (1 + t^2) / (2 t^2)``, ``t = tanh(eps / 4)``
+        (the factor by which RAPPOR's noise inflates a k-NN vote between two
+        classes), capped at ``n_samples / (2 n_classes)``; recorded in
+        ``mechanism_params_["n_neighbors"]`` and as ``estimator_.n_neighbors``
+        (see :ref:`the rule <vector-approx-default-base>`).
     epsilon : float, default=1.0
         Label-DP parameter of the fit, > 0 and finite.
     classes : array-like, default=None
@@ -73,7 +82,9 @@ class VectorApproxClassifier(TargetReuseMixin, BaseLabelDPMetaClassifier):
         ``with_final_estimator``).
     mechanism_params_ : dict
         The RAPPOR bit probabilities: ``"p_true"`` (``q+``, a label's own
-        coordinate is 1) and ``"p_other"`` (``q-``, any other coordinate is 1).
+        coordinate is 1) and ``"p_other"`` (``q-``, any other coordinate is 1),
+        and ``"n_neighbors"``, the resolved ``n_neighbors`` of the default base
+        (None when ``estimator`` is given).
     epsilon_ : float
     delta_ : float
         Always 0.
@@ -115,20 +126,25 @@ class VectorApproxClassifier(TargetReuseMixin, BaseLabelDPMetaClassifier):
         self.random_state = random_state
         self.accountant = accountant
 
-    def _default_estimator(self):
-        return KNeighborsRegressor(n_neighbors=10)
+    _default_neighbors_class = KNeighborsRegressor
+
+    def _vote_inflation(self, n_classes):
+        return rappor_vote_inflation(self.epsilon)
 
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
         # Two varying columns exercise a per-column classifier without K fits;
         # a regressor still meets all K outputs.
         n_rows = _num_samples(X)
+        estimator = self._trial_base(estimator, n_rows, n_classes)
         bits = np.zeros((n_rows, n_classes), dtype=np.int64)
         bits[:, :2] = np.eye(2, dtype=np.int64)[trial_codes(n_rows, 2)]
         fit_bit_targets(estimator, X, bits, fit_params)
 
     def _plan_fit(self, X, classes, rng):
         check_target_capability(self._get_estimator(), "bits")
-        return PrivacySpend.leaf("RAPPOR", self.epsilon, n_samples=_num_samples(X)), {}
+        base, n_neighbors = self._plan_base(_num_samples(X), classes.size)
+        spend = PrivacySpend.leaf("RAPPOR", self.epsilon, n_samples=_num_samples(X))
+        return spend, {"base": base, "n_neighbors": n_neighbors}
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         bits = labels.release(
@@ -138,12 +154,14 @@ class VectorApproxClassifier(TargetReuseMixin, BaseLabelDPMetaClassifier):
             n_classes=labels.n_classes,
             random_state=mechanism_rng,
         )
-        model = fit_bit_targets(self._new_estimator(estimator_rng), X, bits, fit_params)
+        model = fit_bit_targets(self._new_base(plan, estimator_rng), X, bits, fit_params)
         p_true, p_other = rappor_probabilities(self.epsilon)
         return {
             "estimator_": model,
             "privatized_bits_": bits,
-            "mechanism_params_": {"p_true": p_true, "p_other": p_other},
+            "mechanism_params_": {
+                "p_true": p_true, "p_other": p_other, "n_neighbors": plan["n_neighbors"],
+            },
         }
 
     # ------------------------------------------ reuse by a post-processing search

@@ -69,7 +69,9 @@ def test_lp_1st_keep_rate_matches_rr():
     ids = clf.estimator_.X_seen_[:, 0].astype(int)
     noisy, truth = clf.estimator_.y_seen_, y[ids]
     assert clf.mechanism_params_["mean_k"].tolist() == [K]
-    assert set(clf.mechanism_params_) == {"stage_epsilon", "mean_k"}
+    assert set(clf.mechanism_params_) == {
+        "stage_epsilon", "mean_k", "stage_fractions", "temperature", "warm_start", "n_neighbors"
+    }
     assert clf.mechanism_params_["stage_epsilon"] == eps  # no cluster prior: all of epsilon
     p_keep = np.exp(eps) / (np.exp(eps) + K - 1)
     assert stats.binomtest(int((noisy == truth).sum()), n, p_keep).pvalue > 1e-3
@@ -259,9 +261,11 @@ def test_warm_start_continues_from_previous_stage(circle_data):
         RecordingClassifier(proba=np.full((n, K), 0.25)),
         classes=CLASSES,
         n_stages=3,
+        warm_start=False,
         random_state=0,
     ).fit(X_ids, y)
     assert [est.fit_count_ for est in cold.estimators_] == [1, 1, 1]
+    assert not cold.warm_start_
 
     with pytest.raises(ValueError, match="warm_start parameter"):
         RRWithPriorClassifier(classes=CLASSES, warm_start=True).fit(X, y)
@@ -449,9 +453,9 @@ def test_public_problems_are_caught_before_the_budget_is_charged(circle_data):
         ).fit(X_ids, y)
     )
     assert "n_neighbors = 10" in _charged_nothing(
-        lambda acc: RRWithPriorClassifier(classes=CLASSES, n_stages=3, accountant=acc).fit(
-            X[:25], y[:25]
-        )
+        lambda acc: RRWithPriorClassifier(
+            KNeighborsClassifier(n_neighbors=10), classes=CLASSES, n_stages=3, accountant=acc
+        ).fit(X[:20], y[:20])  # a first stage of 8 rows
     )
 
 
