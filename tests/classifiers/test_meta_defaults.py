@@ -115,10 +115,11 @@ def test_lp_mst_schedule_rules():
     assert auto_stage_fractions(1).tolist() == [1.0]
     assert auto_stage_fractions(2) == pytest.approx([0.6, 0.4])
     assert auto_stage_fractions(3) == pytest.approx([0.4, 0.3, 0.3])
-    # sqrt of the keep-minus-flip probability, no lower than 0.5, below 1.
+    # 1 - s (1 - s), s the keep-minus-flip probability: 0.75 at s = 1/2, 1 at both ends.
     s = math.expm1(2.0) / (math.exp(2.0) + 9)
-    assert auto_temperature(2.0, 10) == pytest.approx(math.sqrt(s))
-    assert auto_temperature(0.1, 10) == 0.5
+    assert auto_temperature(2.0, 10) == pytest.approx(1 - s * (1 - s))
+    assert auto_temperature(math.log(3.0), 2) == pytest.approx(0.75)
+    assert 0.99 < auto_temperature(1e-3, 10) < 1.0
     assert 0.99 < auto_temperature(12.0, 10) < 1.0
     assert auto_warm_start(LogisticRegression(), 2)
     assert not auto_warm_start(LogisticRegression(), 1)
