@@ -335,3 +335,31 @@ def test_reusable_targets_and_final_estimator_of_vector_approximation():
     copied = clf.with_final_estimator(model)
     assert copied.estimator_ is model and clf.estimator_ is not model
     np.testing.assert_array_equal(copied.predict(X), np.argmax(model.predict(X), axis=1))
+
+
+def test_both_kinds_of_reusable_targets_share_fit_and_scores():
+    from sklearn_labeldp._target_adapters import ReusableRealTargets, ReusableTargets
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    hard = ReusableTargets(rng.integers(0, 2, size=40), 0.8, 0.2, "hard")
+    model = hard.fit(KNeighborsClassifier(3), X, np.arange(30))
+    rows = np.arange(30, 40)
+    observed, unbiased = hard.scores(model, X, rows)
+    assert observed == hard.agreement(model, X, rows)
+    assert unbiased == pytest.approx((observed - 0.2) / 0.6)
+    # Real targets: "targets" trains on (z - shift) / scale, "predictions" maps the
+    # predictions of a model trained on z; least squares makes them the same model.
+    z = X @ [1.0, -2.0] + 3.0
+    real = {c: ReusableRealTargets(z, scale=0.5, shift=1.0, shift_squares=2.0, correction=c)
+            for c in ("none", "targets", "predictions")}
+    fitted = {c: r.fit(LinearRegression(), X, np.arange(40)) for c, r in real.items()}
+    np.testing.assert_allclose(fitted["targets"].predict(X), (z - 1.0) / 0.5)
+    np.testing.assert_allclose(fitted["none"].predict(X), z)
+    np.testing.assert_allclose(real["predictions"].predict(fitted["predictions"], X),
+                               (z - 1.0) / 0.5)
+    observed, unbiased = real["none"].scores(fitted["none"], X, rows)
+    assert observed == pytest.approx(0.0, abs=1e-20)  # f = z exactly
+    f = z[rows]
+    assert unbiased == pytest.approx(-np.mean(f * (f - 2 * (f - 1.0) / 0.5)
+                                              + (f**2 - 2.0) / 0.5))

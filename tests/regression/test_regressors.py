@@ -203,3 +203,24 @@ def test_rr_on_bins_regressor_close_to_non_private_at_large_epsilon(friedman):
                                   random_state=0).fit(X[:1500], y[:1500])
     public = clone(base).fit(X[:1500], y[:1500])
     assert private.score(X[1500:], y[1500:]) > public.score(X[1500:], y[1500:]) - 0.1
+
+
+class _FailsOnLargeFits(KNeighborsRegressor):
+    """Passes the label-free trial fit (64 rows), fails on the released labels."""
+
+    def fit(self, X, y):
+        if len(y) > 100:
+            raise RuntimeError("no")
+        return super().fit(X, y)
+
+
+def test_a_fit_failing_after_the_charge_leaves_no_fitted_attribute(friedman):
+    X, y = friedman
+    reg = NoisyLabelRegressor(KNeighborsRegressor(), epsilon=8.0, label_range=RANGE,
+                              random_state=0).fit(X, y)
+    accountant = BudgetAccountant()
+    reg.set_params(estimator=_FailsOnLargeFits(), accountant=accountant)
+    with pytest.raises(Exception, match="withheld|no"):
+        reg.fit(X, y)
+    assert accountant.total().epsilon == 8.0  # charged: the failure came after
+    assert [name for name in vars(reg) if name.endswith("_") and not name.startswith("_")] == []
