@@ -74,7 +74,7 @@ ESTIMATORS = {
 }
 
 # The grid of each estimator's main hyperparameter (the upper reference).
-_C_GRID = {"C": [0.01, 0.1, 1.0, 10.0]}
+_C_GRID = {"C": [1e-4, 1e-3, 0.01, 0.1, 1.0, 10.0]}
 _SECOND_ORDER_GRID = {"C": [0.001, 0.003, 0.01, 0.03, 0.1, 1.0]}
 _STEPS_GRID = {"n_noisy_steps": [10, 30, 100, 300, 1000]}
 GRIDS = {
