@@ -12,7 +12,8 @@ fit on all rows; everything else sees the same numbers in the same order.
 
 Learners: ``RRWithPriorClassifier`` (one stage, and LP-2ST with a cluster prior
 on the preprocessed features), ``VectorApproxClassifier``, ``ALIBIClassifier``,
-``PATEClassifier`` (GNMax, 50 teachers) around a LogisticRegression, and
+``PATEClassifier`` (its defaults: teachers and queries resolved from n, K and
+epsilon) around a LogisticRegression, and
 ``PrivateGridSearchCV`` with each strategy over the regularisation ``C``
 of the pipeline's LogisticRegression.
 
@@ -84,8 +85,7 @@ def learners(epsilon, seed, frame):
         ),
         "vector_approx": VectorApproxClassifier(base, epsilon=epsilon, **common),
         "alibi": ALIBIClassifier(base, epsilon=epsilon, n_rounds=1, **common),
-        "pate": PATEClassifier(base, n_teachers=50, n_queries=0.2, aggregator="gnmax",
-                               epsilon=epsilon, delta=1e-5, **common),
+        "pate": PATEClassifier(base, epsilon=epsilon, delta=1e-5, **common),
         **{
             f"search_{strategy}": PrivateGridSearchCV(
                 search_base, {C: [0.01, 1.0]}, epsilon=epsilon, strategy=strategy,
