@@ -200,6 +200,29 @@ def trial_codes(n_rows, n_classes):
     return np.arange(n_rows) % n_classes
 
 
+class DiscardOnFailureMixin:
+    """A fit that fails leaves no fitted attribute, whatever step failed.
+
+    ``_fit_or_discard(X, y, extra)`` runs the subclass's ``self._fit(X, y,
+    extra)``; on any exception every public attribute ending in ``_`` is
+    removed before the exception propagates, so a model is never left half
+    fitted (a failure after the charge keeps the charge, recorded on the
+    accountant).
+    """
+
+    def _fit_or_discard(self, X, y, extra):
+        try:
+            self._fit(X, y, extra)
+        except BaseException:
+            self._discard_fitted_state()
+            raise
+        return self
+
+    def _discard_fitted_state(self):
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            delattr(self, name)
+
+
 class ReplayKeyWarningMixin:
     """Warn when a fitted private model whose ``random_state`` the user gave is pickled.
 
@@ -235,7 +258,8 @@ class ReplayKeyWarningMixin:
 
 
 class BaseLabelDPClassifier(
-    ReplayKeyWarningMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta
+    DiscardOnFailureMixin, ReplayKeyWarningMixin, ClassifierMixin, BaseEstimator,
+    metaclass=ABCMeta,
 ):
     """Base class for classifiers whose fit is label-DP.
 
@@ -351,14 +375,6 @@ class BaseLabelDPClassifier(
         """
         return self._fit_or_discard(X, y, lambda X: {})
 
-    def _fit_or_discard(self, X, y, route_fit_params):
-        try:
-            self._fit(X, y, route_fit_params)
-        except BaseException:
-            self._discard_fitted_state()
-            raise
-        return self
-
     def _prepare_Xy(self, X, y):
         """Validated features, the label set and the label codes, before any charge."""
         X, y = self._validate_X(X, y=y, reset=True)
@@ -407,10 +423,6 @@ class BaseLabelDPClassifier(
 
     def _check_before_charge(self, X, n_classes, plan, fit_params):
         """Label-free checks that need more than the plan (e.g. a trial fit); none here."""
-
-    def _discard_fitted_state(self):
-        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
-            delattr(self, name)
 
 
 class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):

@@ -128,7 +128,13 @@ class PrivateGridSearchCV(
     sum by at most 1 (the same sensitivity, hence the same theorems);
     ``best_score_`` of ``"random_stopping"`` is one minus the noisy mean of that
     loss, and :meth:`score` is the selected model's R^2. ``"post_processing"``
-    needs the post-processing protocol, which the regressors do not implement.
+    takes a :class:`~sklearn_labeldp.regression.NoisyLabelRegressor` (the
+    protocol of :class:`~sklearn_labeldp._target_adapters.TargetReuseMixin`):
+    its ``mean_test_score`` is an unbiased estimate, from the released labels,
+    of the negative mean squared error against the mechanism's noiseless
+    target (``b(y)``, the label's bin value for RR-on-Bins, the clipped label
+    otherwise), and ``mean_observed_score`` the raw negative mean squared error
+    against the releases.
 
     Warnings and errors. The candidate fits and the selections of
     ``"holdout"`` and ``"random_stopping"`` run sealed, inside the search's
@@ -400,7 +406,8 @@ class PrivateGridSearchCV(
         if self._private_prefix():
             raise ValueError(
                 "strategy='post_processing' refits the base learner of one bare "
-                "RRWithPriorClassifier or VectorApproxClassifier on its privatised "
+                "RRWithPriorClassifier, VectorApproxClassifier or NoisyLabelRegressor on its "
+                "privatised "
                 f"targets; it cannot reach into a {type(self.estimator).__name__}. Use "
                 "strategy='holdout' or 'random_stopping' for a Pipeline."
             )
@@ -410,7 +417,7 @@ class PrivateGridSearchCV(
                 "can be learnt from again, one that implements the post-processing "
                 "protocol of sklearn_labeldp._target_adapters.TargetReuseMixin "
                 "(check_target_reuse, reusable_targets, with_final_estimator): "
-                "RRWithPriorClassifier and VectorApproxClassifier; got "
+                "RRWithPriorClassifier, VectorApproxClassifier and NoisyLabelRegressor; got "
                 f"{type(self.estimator).__name__}. Use strategy='holdout' instead."
             )
         self.estimator.check_target_reuse()

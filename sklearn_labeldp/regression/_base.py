@@ -17,12 +17,13 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _num_samples
 
-from .._base import BaseLabelDPClassifier, ReplayKeyWarningMixin
+from .._base import DiscardOnFailureMixin, ReplayKeyWarningMixin
 from .._private_labels import PrivateLabels, check_real_labels
 from ..accounting import BudgetAccountant, default_accountant
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._regression import _check_label_range
 from ..utils import SECURE, forget_derived_seeds, spawn_generators
+from ..utils._logging import logger
 
 __all__ = ["BaseLabelDPRegressor", "check_label_range"]
 
@@ -41,8 +42,8 @@ def check_label_range(label_range):
     return _check_label_range(label_range)
 
 
-class BaseLabelDPRegressor(ReplayKeyWarningMixin, RegressorMixin, BaseEstimator,
-                           metaclass=ABCMeta):
+class BaseLabelDPRegressor(DiscardOnFailureMixin, ReplayKeyWarningMixin, RegressorMixin,
+                           BaseEstimator, metaclass=ABCMeta):
     """Base class of the regressors whose fit is label-DP.
 
     Subclasses implement :meth:`_validate_X` (the features they accept),
@@ -129,11 +130,6 @@ class BaseLabelDPRegressor(ReplayKeyWarningMixin, RegressorMixin, BaseEstimator,
         """
         return self._fit_or_discard(X, y, None)
 
-    # The classifiers' own: ``self._fit(X, y, sample_weight)``, and on any failure
-    # every fitted attribute removed, so that a failed fit leaves none.
-    _fit_or_discard = BaseLabelDPClassifier._fit_or_discard
-    _discard_fitted_state = BaseLabelDPClassifier._discard_fitted_state
-
     def _fit(self, X, y, sample_weight):
         if y is None:
             raise ValueError(
@@ -149,6 +145,8 @@ class BaseLabelDPRegressor(ReplayKeyWarningMixin, RegressorMixin, BaseEstimator,
         labels = PrivateLabels.real_valued(values, spend.epsilon)
         accountant = default_accountant() if self.accountant is None else self.accountant
         accountant.spend(spend)  # BudgetError here: no label used yet
+        logger.info("%s charged epsilon=%.6g, delta=%.6g (%s)", type(self).__name__,
+                    spend.epsilon, spend.delta, spend.mechanism)
         fitted = self._fit_private(X, labels, plan, fit_params, mechanism_rng, estimator_rng)
         forget_derived_seeds(fitted)
         for name, value in fitted.items():

@@ -700,15 +700,14 @@ def test_a_regressor_is_searched_as_a_regressor(strategy):
     assert acc.total().epsilon == pytest.approx(2.0)
 
 
-def test_post_processing_refuses_a_regressor_for_free():
-    from sklearn_labeldp import NoisyLabelRegressor
+def test_post_processing_refuses_a_regressor_without_reusable_targets_for_free():
+    from sklearn_labeldp import DPLeastSquaresRegressor
 
     X, y = _regression_data()
-    acc = BudgetAccountant()
+    acc = BudgetAccountant(delta=1e-3)
     search = PrivateGridSearchCV(
-        NoisyLabelRegressor(KNeighborsRegressor(), label_range=(0.0, 30.0)),
-        {"estimator__n_neighbors": [1, 20]}, epsilon=2.0, strategy="post_processing",
-        accountant=acc,
+        DPLeastSquaresRegressor(label_range=(0.0, 30.0)), {}, epsilon=2.0,
+        strategy="post_processing", accountant=acc,
     )
     with pytest.raises(ValueError, match="post-processing protocol"):
         search.fit(X, y)
