@@ -24,9 +24,19 @@ included), each worker process for dask (the largest of the workers).
 
 Workers keep distributed's environment, which sets
 ``MALLOC_TRIM_THRESHOLD_=65536``: glibc then serves every allocation above
-128 KiB with a fresh ``mmap``, and numpy's per-block temporaries pay page
-faults each time (about 2x on ``rr_with_prior``). ``--worker-mmap-threshold
-BYTES`` sets ``MALLOC_MMAP_THRESHOLD_`` in the workers to measure without it.
+128 KiB with a fresh ``mmap``, faulted in page by page. The mechanisms
+therefore reuse their chunks' work arrays (``mechanisms/_buffers.py``);
+before they did, ``rr_with_prior`` ran 2 to 3 times slower per block in a
+worker. ``--worker-mmap-threshold BYTES`` sets ``MALLOC_MMAP_THRESHOLD_`` in
+the workers to measure without the setting.
+
+``--per-block`` times one block of each workload instead (the mechanisms at
+1e6 labels, K = 10; the linear models' per-block statistics of a dask fit):
+in fresh Python processes with and without ``MALLOC_TRIM_THRESHOLD_=65536``
+(alternating, BLAS single-threaded in both), then in this process against
+the workers of a ``LocalCluster`` of 1 and 2 single-threaded worker
+processes, and prints both tables (about 10 minutes on 2 shared cores;
+``--blocks`` picks workloads, ``--no-cluster`` skips the second table).
 
 The ratio columns compare dask on one worker with numpy where both ran; a
 plot of time against n goes to ``--plot`` (default
