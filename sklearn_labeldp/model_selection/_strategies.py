@@ -496,7 +496,8 @@ def fit_post_processing(context, X, y, rng):
     ))).reshape(len(candidates), len(folds), 2), -1, 0)
     mean = debiased.mean(axis=1)
     best = int(np.argmax(mean))
-    results = {f"split{k}_test_score": debiased[:, k] for k in range(len(folds))}
+    # Copies, not views: a released array carries no base holding other numbers.
+    results = {f"split{k}_test_score": debiased[:, k].copy() for k in range(len(folds))}
     results.update(
         mean_test_score=mean,
         std_test_score=debiased.std(axis=1),
