@@ -20,8 +20,8 @@ method, so it is also valid for the full-DP rows):
   row norm of the training set: that factor is data-dependent, harmless for
   label DP (features are public) but a leak for the full-DP rows. Every
   estimator is given this public bound (``data_norm=1``) rather than its
-  default ``"auto"``, which would read a quantile (the 99th percentile) of the
-  row norms of the (private, for the full-DP rows) features.
+  default ``"auto"``, which would read a quantile (the median, for the
+  classifiers) of the row norms of the (private, for the full-DP rows) features.
 
 Methods, each at ``epsilon`` in {0.05, 0.1, 0.5, 1, 2, 5}, 5 seeds (mean test
 accuracy, median fit time):

@@ -38,11 +38,15 @@ class ConvergenceError(ValueError):
 class RowClippingWarning(UserWarning):
     """Many training rows were clipped to the row-norm bound (label DP only).
 
-    Issued by a label-DP fit with a given ``data_norm`` when more than 5% of
-    the rows of ``X`` have an L2 norm above it. Clipping keeps the privacy
-    guarantee but shortens those rows, which usually costs accuracy; the
-    default ``"auto"`` bound, the 99th percentile of the row norms, clips
-    about 1% of the rows and does not warn.
+    Issued by a label-DP fit with a given ``data_norm`` when more rows of
+    ``X`` than the estimator's default bound would clip have an L2 norm above
+    it (at least 5%). Clipping keeps the privacy guarantee but shortens those
+    rows. For the linear classifiers the default ``"auto"`` bound is the
+    median row norm: it clips about half of the rows, which only rescales
+    their scores and rarely changes a predicted class, and the warning comes
+    above half; for :class:`~sklearn_labeldp.linear_model.DPLeastSquaresRegressor`,
+    whose predictions a shortened row biases, it is the 99th percentile
+    (about 1% clipped) and the warning comes above 5%.
     """
 
 

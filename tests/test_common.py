@@ -87,7 +87,7 @@ INSTANCES = [
         make_pipeline(StandardScaler(), KNeighborsRegressor(n_neighbors=3)), epsilon=8.0,
         random_state=0,
     ),
-    # epsilon=1e6 and the default row bound (99th percentile of row norms: ~1% clipped)
+    # epsilon=1e6 and the default row bound (the median row norm: about half clipped)
     # make the linear models nearly the non-private ones. Full DP needs a public
     # bound: data_norm="auto" would read the private features.
     DPLeastSquaresClassifier(epsilon=1e6, random_state=0),
