@@ -132,12 +132,13 @@ def main(argv=None):
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    tables = [run(dataset, args.estimators, args.epsilons, list(range(args.seeds)), args.n_jobs,
-                  args.data_dir) for dataset in args.datasets]
-    text = "\n\n".join(tables) + "\n"
-    print(text)
+    tables = []
+    for dataset in args.datasets:  # each table as soon as it is done
+        tables.append(run(dataset, args.estimators, args.epsilons, list(range(args.seeds)),
+                          args.n_jobs, args.data_dir))
+        print(tables[-1] + "\n", flush=True)
     if args.out is not None:
-        args.out.write_text(text)
+        args.out.write_text("\n\n".join(tables) + "\n")
 
 
 if __name__ == "__main__":
