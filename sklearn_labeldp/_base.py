@@ -54,6 +54,7 @@ from .utils import (
     dask_frames_as_arrays,
     derived_random_state,
     forget_derived_seeds,
+    is_dask,
     is_dask_frame,
     spawn_generators,
 )
@@ -711,11 +712,22 @@ class CodeClassifierPredictMixin:
         return full
 
 
-class DecisionFunctionPredictMixin:
-    """``predict`` from ``decision_function``, with scikit-learn's conventions.
+def labels_from_scores(scores, classes):
+    """Class labels from decision scores, with scikit-learn's conventions.
 
-    A 1-d score (two classes) is positive for ``classes_[1]``; a 2-d score
+    A 1-d score (two classes) is positive for ``classes[1]``; a 2-d score
     picks the class of the largest column.
+    """
+    if scores.ndim == 1:
+        return classes.take((scores > 0).astype(np.intp))
+    return classes.take(np.argmax(scores, axis=1))
+
+
+class DecisionFunctionPredictMixin:
+    """``predict`` from ``decision_function`` (:func:`labels_from_scores`).
+
+    When ``decision_function`` returns a dask array (a dask ``X``), the labels
+    are computed blockwise, lazily, chunked like the scores along rows.
     """
 
     def predict(self, X):
@@ -723,13 +735,17 @@ class DecisionFunctionPredictMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples,)
+        ndarray or dask.array.Array of shape (n_samples,)
+            Lazy, chunked like ``X`` along rows, for a dask ``X``.
         """
         scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_.take((scores > 0).astype(np.intp))
-        return self.classes_.take(np.argmax(scores, axis=1))
+        if not is_dask(scores):
+            return labels_from_scores(scores, self.classes_)
+        return scores.map_blocks(
+            labels_from_scores, self.classes_, drop_axis=list(range(1, scores.ndim)),
+            chunks=(scores.chunks[0],), dtype=self.classes_.dtype,
+        )

@@ -337,19 +337,21 @@ def _check_dask_X_predict(estimator, X):
 
 def _scores_block(X, coef, intercept):
     scores = np.asarray(safe_sparse_dot(X, coef.T, dense_output=True)) + intercept
+    if scores.shape[1] == 1:  # one-row coef_ (the ERM models, two classes)
+        return scores[:, 0]
     return scores[:, 1] - scores[:, 0] if scores.shape[1] == 2 else scores
 
 
 def dask_decision_function(estimator, X):
     """``X @ coef_.T + intercept_`` over the blocks of a dask ``X`` (lazy).
 
-    Same conventions as the numpy path: for two classes the 1-d score of
-    ``classes_[1]`` minus that of ``classes_[0]``.
+    Same conventions as the numpy paths: for two classes a 1-d score, positive
+    for ``classes_[1]`` (the one row of ``coef_``, or the difference of two).
     """
     X = _check_dask_X_predict(estimator, X)
     coef, intercept = np.asarray(estimator.coef_), np.asarray(estimator.intercept_)
     kwargs = dict(coef=coef, intercept=intercept, dtype=np.float64, name=_name("scores"))
-    if coef.shape[0] == 2:
+    if coef.shape[0] <= 2:
         return X.map_blocks(_scores_block, drop_axis=1, chunks=(X.chunks[0],), **kwargs)
     return X.map_blocks(_scores_block, chunks=(X.chunks[0], (coef.shape[0],)), **kwargs)
 

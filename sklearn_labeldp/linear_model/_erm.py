@@ -53,7 +53,7 @@ from ._calibration import (
     auto_regularization,
     warn_one_vs_rest_noise,
 )
-from ._dask import map_design, prepare_dask_Xy
+from ._dask import dask_decision_function, map_design, prepare_dask_Xy
 from ._losses import HuberHingeLoss, LogisticLoss
 from ._preprocessing import CLASSIFIER_AUTO_QUANTILE, clipped_design, plan_row_bound
 from ._solvers import SOLVERS, ERMSetting
@@ -262,16 +262,29 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
+        ndarray or dask.array.Array of shape (n_samples,) for two classes, else \
+(n_samples, n_classes)
+            Lazy, chunked like ``X`` along rows, for a dask ``X`` (whatever the
+            model was fitted on).
         """
         check_is_fitted(self)
+        if is_dask(X):
+            return dask_decision_function(self, X)
         X = self._validate_X(X, reset=False)
         scores = np.asarray(safe_sparse_dot(X, self.coef_.T)) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
+
+
+def _probabilities(scores):
+    """Logistic regression's class probabilities from its decision scores."""
+    p = expit(scores)
+    if scores.ndim == 1:
+        return np.column_stack([1.0 - p, p])
+    return p / p.sum(axis=1, keepdims=True)
 
 
 class DPLogisticRegression(_BasePrivateERM):
@@ -670,29 +683,31 @@ class DPLogisticRegression(_BasePrivateERM):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes)
+        ndarray or dask.array.Array of shape (n_samples, n_classes)
+            Lazy, chunked like ``X`` along rows, for a dask ``X``.
         """
         scores = self.decision_function(X)
-        if scores.ndim == 1:
-            p = expit(scores)
-            return np.column_stack([1.0 - p, p])
-        p = expit(scores)
-        return p / p.sum(axis=1, keepdims=True)
+        if not is_dask(scores):
+            return _probabilities(scores)
+        return scores.map_blocks(
+            _probabilities, new_axis=[1] if scores.ndim == 1 else None,
+            chunks=(scores.chunks[0], (self.classes_.size,)), dtype=np.float64,
+        )
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes)
+        ndarray or dask.array.Array of shape (n_samples, n_classes)
         """
         return np.log(self.predict_proba(X))
 
