@@ -58,8 +58,9 @@ def test_lp_mst_warm_starts_each_stage_from_the_previous_network(blobs):
     assert second is not first and second.module_ is not first.module_
     for a, b in zip(params_of(first), params_of(second), strict=True):
         torch.testing.assert_close(a, b, rtol=0, atol=0)
-    cold = RRWithPriorClassifier(
-        net(lr=0.0), epsilon=4.0, classes=np.arange(N_CLASSES), n_stages=2, random_state=0
+    cold = RRWithPriorClassifier(  # warm_start="auto" would warm-start a network
+        net(lr=0.0), epsilon=4.0, classes=np.arange(N_CLASSES), n_stages=2, warm_start=False,
+        random_state=0,
     ).fit(X, y)
     assert any(
         not torch.equal(a, b)
