@@ -4,7 +4,7 @@ import math
 from dataclasses import dataclass, field
 from numbers import Integral
 
-from scipy.special import ndtr
+from scipy.special import log_ndtr, ndtr
 
 from ..utils import check_nonnegative
 from ._subsampled import (
@@ -343,7 +343,9 @@ def _check_gaussian(mu, budget):
     eps = budget.epsilon
     if math.isinf(eps):
         return
-    exact = ndtr(-eps / mu + mu / 2) - math.exp(eps) * ndtr(-eps / mu - mu / 2) if mu else 0.0
+    # e^eps Phi(x) as exp(eps + log Phi(x)): no overflow at large epsilon
+    exact = (ndtr(-eps / mu + mu / 2) - math.exp(eps + log_ndtr(-eps / mu - mu / 2))
+             if mu else 0.0)
     if exact > budget.delta * (1 + 1e-9) + 1e-300:
         raise ValueError(
             f"budget {budget} understates the Gaussian mechanism of sensitivity {mu} noise "

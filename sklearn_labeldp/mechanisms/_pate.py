@@ -256,8 +256,9 @@ def _gaussian_epsilon(mu, delta):
     return epsilon
 
 
-# PrivacySpend checks a ``gaussian`` record with e^epsilon, which overflows past
-# 709: above this, the record goes without it (composed by the basic sum).
+# Above this epsilon the record goes without its ``gaussian`` description (composed
+# by the basic sum): the privacy loss distribution of so large a Gaussian would need
+# a grid of billions of points (dp-accounting allocates hundreds of GiB).
 _DESCRIBED_EPSILON = 700.0
 
 

@@ -228,3 +228,15 @@ def test_direct_construction_cannot_understate_the_parts():
         PrivacySpend("x", PrivacyBudget(3.0), {}, "leaf", parts)
     with pytest.raises(TypeError, match="budget"):
         PrivacySpend("x", 1.0)
+
+
+def test_a_gaussian_record_is_checked_without_overflow_at_a_huge_epsilon():
+    # e^eps Phi(.) overflowed past eps = 709; the profile is now evaluated in log space.
+    from sklearn_labeldp.mechanisms._pate import _gaussian_epsilon
+
+    mu = 1414.2
+    epsilon = _gaussian_epsilon(mu, 1e-5)
+    assert epsilon > 1e5
+    assert PrivacySpend.leaf("Gaussian", epsilon, 1e-5, gaussian=mu).epsilon == epsilon
+    with pytest.raises(ValueError, match="understates"):
+        PrivacySpend.leaf("Gaussian", 0.99 * epsilon, 1e-5, gaussian=mu)
