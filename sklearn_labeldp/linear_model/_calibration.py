@@ -11,207 +11,71 @@ before any label is read, and a fitted model exposes them as
 :mod:`~sklearn_labeldp.linear_model._least_squares`).
 
 - Objective and output perturbation (Chaudhuri, Monteleoni and Sarwate 2011),
-  pure epsilon-DP: :func:`perturbation_params`, with the branch rule of
-  :func:`objective_perturbation_params`.
-- Gaussian releases accounted in zCDP (Bun and Steinke 2016), for either
-  neighbour relation: :func:`gaussian_releases_rho` and
-  :func:`calibrate_gaussian_releases`, which DP least squares, DP-Newton, DP-FC
-  and full-batch DP-SGD share.
+  pure epsilon-DP: :func:`perturbation_params` (calibrated for a label change
+  under either ``privacy``) and :func:`perturbation_example_epsilon` (the
+  whole-example guarantee of the same noise), defined beside the mechanism in
+  :mod:`~sklearn_labeldp.linear_model._perturbed_erm` and importable here.
+- Gaussian releases: :func:`gaussian_releases_rho` and
+  :func:`calibrate_gaussian_releases` in zCDP (Bun and Steinke 2016; DP least
+  squares), and :func:`calibrate_exact_gaussian_releases` by the Gaussian's
+  exact privacy profile (Balle and Wang 2018; DP-Newton, DP-FC and
+  full-batch DP-SGD, whose records carry ``gaussian = mu``).
 - DP-Newton and DP-FC (Mehta, Krichene, Thakurta, Kurakin and Cutkosky 2023):
   :func:`second_order_params`.
 - DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1): full
-  batch in zCDP, Poisson minibatches through the library's one DP-SGD
-  calibration (:func:`~sklearn_labeldp.accounting._subsampled.calibrate_dp_sgd`,
-  dp-accounting's subsampled-Gaussian accountant and group privacy):
-  :func:`first_order_params`.
+  batch by the exact Gaussian, Poisson minibatches by the label change's
+  dominating pairs
+  (:func:`~sklearn_labeldp.accounting._subsampled.calibrate_bounded_label_change`,
+  privacy loss distributions, no group privacy): :func:`first_order_params`.
 
 Whatever ``privacy`` is, ``(epsilon, delta)`` is the budget charged on the
 ledger, whose neighbouring relation is the change of one label, and the noise
-is calibrated so that the label-change guarantee is within it. Under
-``privacy="full"`` the mechanisms also protect whole examples, for the
-relation of their papers: the substitution of one example (objective and
-output perturbation, which covers a label change, so both guarantees are
-``epsilon``) or adding or removing one (the Gaussian solvers, whose add/remove
-guarantee is reported beside the label one: ``example_rho``, and the
-estimators' ``example_epsilon_``).
+is calibrated so that the label-change guarantee is within it (and, where the
+analysis allows, no tighter than it: the noise is what the label change
+needs). Under ``privacy="full"`` the mechanisms also protect whole examples,
+for the relation of their papers, and that guarantee of the same noise is
+reported beside the label one (the estimators' ``example_epsilon_``): the
+substitution of one example for objective and output perturbation, adding or
+removing one for the Gaussian solvers.
 """
 
 import math
-import warnings
 
-from ..accounting import calibrate_dp_sgd, gaussian_rho, gaussian_sigma_for_approx_dp
-from ._losses import LogisticLoss, neighbour_bounds
+from ..accounting import gaussian_rho, gaussian_sigma_for_approx_dp
+from ..accounting._subsampled import calibrate_bounded_label_change
+from ..mechanisms._pate import _calibrate as _calibrate_gaussian_mu
+from ..mechanisms._pate import _gaussian_spend
+from ._losses import LogisticLoss
 
-
-def output_perturbation_beta(epsilon, n_samples, reg, gradient_sensitivity=2.0):
-    """``beta = n Lambda eps / g``: the output noise has density ``exp(-beta ||b||)``.
-
-    The minimiser of ``J`` has L2 sensitivity ``g / (n Lambda)`` when the
-    per-example gradient ``y l'(y f.z) z`` changes by at most ``g`` in norm
-    (Chaudhuri et al. 2011, Corollary 8: ``g = 2`` for ``|l'| <= 1``,
-    ``||z|| <= 1``; ``g`` from
-    :func:`~sklearn_labeldp.linear_model._losses.neighbour_bounds`).
-
-    Parameters
-    ----------
-    epsilon : float
-    n_samples : int
-    reg : float
-        ``Lambda``.
-    gradient_sensitivity : float, default=2.0
-        ``g``.
-
-    Returns
-    -------
-    float
-    """
-    return n_samples * reg * epsilon / gradient_sensitivity
-
-
-def objective_perturbation_params(epsilon, n_samples, reg, c, *, hessian_rank=2):
-    """``(eps', Delta)`` of objective perturbation (Chaudhuri et al. 2011, Alg. 2, amended).
-
-    The proof of Theorem 9 of the paper bounds the ratio of the densities of
-    the output under neighbouring data sets by ``e^eps'`` (the noise ``b``,
-    density proportional to ``exp(-(eps'/g) ||b||)``, absorbs a per-example
-    gradient change of norm <= ``g``; the paper's ``g = 2`` gives its
-    ``exp(-(eps'/2) ||b||)``) times the ratio of the Jacobian determinants of
-    the map from ``b`` to the minimiser, ``det(A + E) / det(A)`` with ``A >= n
-    (Lambda + Delta) I`` and ``E`` the change of the loss Hessian ``sum_i
-    l''(y_i f.z_i) z_i z_i^T``. With ``r = hessian_rank`` the rank of ``E`` and
-    each of its eigenvalues in ``[-c, c]``, that ratio is at most ``(1 + c / (n
-    (Lambda + Delta)))^r``, so for any ``Delta >= 0`` fixed by public
-    quantities
-
-        eps' = eps - r log(1 + c / (n (Lambda + Delta)))
-
-    gives eps-DP when ``eps' > 0``:
-
-    - ``r = 2``: substitution of one whole example (the paper's setting:
-      ``(1 + c/(n Lambda))^2 = 1 + 2c/(n Lambda) + c^2/(n Lambda)^2``);
-    - ``r = 1``: a label change; ``z`` stays, so ``E = (l''(-m) - l''(m)) z
-      z^T`` has rank 1;
-    - ``r = 0``: a label change under a loss with an even ``l''`` (the
-      logistic loss): ``E = 0`` and ``eps' = eps``, ``Delta = 0``.
-
-    Branch (``r > 0``): ``Delta = 0`` and ``eps' = eps'(0)`` when ``eps'(0) >=
-    eps / 2``; otherwise ``Delta = c / (n (e^(eps/(2r)) - 1)) - Lambda`` (> 0),
-    for which ``r log(1 + c / (n (Lambda + Delta))) = eps / 2``, so ``eps' =
-    eps / 2``. With ``r = 2`` this is the paper's ``e^(eps/4)``. The paper's
-    Algorithm 2 switches at ``eps'(0) > 0`` instead, so that just above 0 it
-    keeps almost no budget for the noise (e.g. full DP on Adult at eps = 0.1,
-    ``C = 0.1``: ``eps' = 0.0024``) where this rule keeps ``eps / 2``. Both are
-    eps-DP for any ``Delta`` fixed by public quantities, and this rule's
-    ``eps'`` is never smaller: the two agree when ``eps'(0) >= eps / 2`` or
-    ``eps'(0) <= 0``, and in between this one has ``eps / 2 > eps'(0)``.
-    ``Delta`` depends on ``(eps, n, Lambda, c, r)`` only, never on the data.
-
-    Parameters
-    ----------
-    epsilon : float
-    n_samples : int
-    reg : float
-        ``Lambda``.
-    c : float
-        Bound on ``l''``.
-    hessian_rank : {0, 1, 2}, default=2
-        ``r`` above.
-
-    Returns
-    -------
-    eps_prime : float
-    extra_reg : float
-        ``Delta``.
-    """
-    if hessian_rank == 0:
-        return float(epsilon), 0.0
-    jacobian = hessian_rank * math.log1p(c / (n_samples * reg))  # eps - eps'(0)
-    if jacobian <= epsilon / 2.0:
-        return epsilon - jacobian, 0.0
-    # c / (n Lambda) > e^(eps/(2r)) - 1 here, so Delta > 0 (the clamp only absorbs a
-    # rounding error at the boundary) and the exponent is small (no overflow).
-    extra = c / (n_samples * math.expm1(epsilon / (2.0 * hessian_rank))) - reg
-    return epsilon / 2.0, max(extra, 0.0)
-
-
-def one_vs_rest_epsilon(epsilon, n_classes, privacy):
-    """Number of binary problems and the epsilon each runs with.
-
-    Two classes give one problem with the whole epsilon. With ``K > 2``
-    classes there are ``K`` one-vs-rest problems: a label change flips the
-    binary labels of 2 of them (``epsilon / 2`` each), a whole example enters
-    all ``K`` (``epsilon / K`` each).
-
-    Parameters
-    ----------
-    epsilon : float
-    n_classes : int
-    privacy : {"label", "full"}
-
-    Returns
-    -------
-    n_problems : int
-    epsilon_per_problem : float
-    """
-    if n_classes == 2:
-        return 1, epsilon
-    return n_classes, epsilon / (2 if privacy == "label" else n_classes)
-
-
-def perturbation_params(solver, *, epsilon, n_samples, n_classes, reg, loss, privacy):
-    """The public parameters of objective or output perturbation.
-
-    Parameters
-    ----------
-    solver : {"objective", "output"}
-    epsilon : float
-        Of the whole fit; split by :func:`one_vs_rest_epsilon`.
-    n_samples : int
-    n_classes : int
-    reg : float
-        ``Lambda``.
-    loss : LogisticLoss or HuberHingeLoss
-    privacy : {"label", "full"}
-
-    Returns
-    -------
-    dict
-        ``n_problems``, ``epsilon_per_problem``, ``regularization``
-        (``Lambda``), ``gradient_sensitivity`` (``g``) and ``noise_scale``:
-        the noise ``b`` has density proportional to ``exp(-||b|| /
-        noise_scale)`` (``g / eps'`` for objective perturbation, ``1 / beta``
-        for output perturbation). Objective perturbation adds
-        ``hessian_rank`` (``r``), ``curvature_bound`` (``c``),
-        ``epsilon_prime`` (``eps'``) and ``extra_regularization``
-        (``Delta``).
-    """
-    n_problems, eps_problem = one_vs_rest_epsilon(epsilon, n_classes, privacy)
-    g, r = neighbour_bounds(loss, privacy)
-    params = dict(n_problems=n_problems, epsilon_per_problem=eps_problem, regularization=reg,
-                  gradient_sensitivity=g)
-    if solver == "output":
-        return {**params, "noise_scale": 1.0 / output_perturbation_beta(eps_problem, n_samples,
-                                                                          reg, g)}
-    eps_prime, extra = objective_perturbation_params(eps_problem, n_samples, reg, loss.c,
-                                                     hessian_rank=r)
-    return {**params, "hessian_rank": r, "curvature_bound": loss.c, "epsilon_prime": eps_prime,
-            "extra_regularization": extra, "noise_scale": g / eps_prime}
-
+# Objective and output perturbation are calibrated beside their mechanism, in
+# _perturbed_erm; their names stay importable from here with every other calibration.
+from ._perturbed_erm import (  # noqa: F401
+    auto_perturbation_regularization,
+    objective_perturbation_params,
+    one_vs_rest_epsilon,
+    output_perturbation_beta,
+    perturbation_example_epsilon,
+    perturbation_noise_share,
+    perturbation_params,
+    warn_one_vs_rest_noise,
+)
 
 # ----------------------------------------------------------------------------- Gaussian
 #
 # Every fit is charged on the library's ledger, whose neighbouring relation is the
-# change of one label. The Gaussian mechanisms below are accounted in zCDP (Bun and
-# Steinke 2016) for that relation under privacy="label" *and* under privacy="full":
+# change of one label. The Gaussian mechanisms below are accounted for that relation
+# (in zCDP, Bun and Steinke 2016, or by the exact Gaussian profile, which composes
+# the same releases as one Gaussian) under privacy="label" *and* under privacy="full":
 # under "full" each released statistic keeps the noise Mehta et al. (2023) calibrate
 # to its add/remove sensitivity (noise std = s times it), and s is chosen so that the
-# label-change zCDP of the run, computed from the label-change sensitivity of every
-# release, is the largest rho within (epsilon, delta). The add/remove guarantee the
-# same noise gives (``example_rho``) is reported beside it, never charged in its place:
+# label-change guarantee of the run, computed from the label-change sensitivity of
+# every release, is within (epsilon, delta) with the least noise. The add/remove
+# guarantee the same noise gives (``example_gaussian``, ``example_rho``) is reported
+# beside it, never charged in its place:
 # an add/remove (eps, delta) guarantee is not an (eps, delta) guarantee for changing
 # a label, which is a removal followed by an addition: applying the add/remove
 # inequality twice gives only (2 eps, (1 + e^eps) delta) (group privacy, Dwork and
-# Roth 2014, Sec. 2.3). A zCDP analysis from the label-change sensitivities is often
+# Roth 2014, Sec. 2.3). An analysis from the label-change sensitivities is often
 # tighter than that: a label change keeps the features, so statistics of the features
 # alone (a Gram matrix, the Hessians) do not move at all.
 
@@ -294,6 +158,56 @@ def calibrate_gaussian_releases(epsilon, delta, counts, noise_sensitivities, shi
             f"epsilon={epsilon!r} is too small for any Gaussian noise at delta={delta!r}."
         )
     return s, gaussian_rho(root, s)
+
+
+def calibrate_exact_gaussian_releases(epsilon, delta, counts, noise_sensitivities, shifts):
+    """The smallest noise multiplier within ``(epsilon, delta)`` by the Gaussian's exact profile.
+
+    The releases of :func:`gaussian_releases_rho`, each a Gaussian mechanism
+    whose shift given the earlier outputs is at most ``shifts[k]``, i.e.
+    ``shifts[k] / (s noise_sensitivities[k])`` noise stds, compose adaptively
+    into exactly one Gaussian mechanism of ``mu = sqrt(W) / s`` noise stds,
+    ``W`` as in :func:`calibrate_gaussian_releases` (Gaussian differential
+    privacy composes by the root sum of squares, Dong, Roth and Su 2022, Cor.
+    3.3), whose tight ``(epsilon, delta)`` curve is the exact privacy profile
+    ``delta(eps) = Phi(-eps / mu + mu / 2) - e^eps Phi(-eps / mu - mu / 2)``
+    (Balle and Wang 2018, Thm. 8). ``mu`` is the largest value whose profile
+    is within ``(epsilon, delta)`` (PATE's calibration, the same profile), and
+    ``s = sqrt(W) / mu``. The zCDP calibration it replaces (Canonne, Kamath
+    and Steinke 2020) needs 5-15% more noise for the same ``(epsilon,
+    delta)``. The record carries ``gaussian = mu``, which
+    :meth:`~sklearn_labeldp.accounting.BudgetAccountant.total` composes with
+    other described spends exactly.
+
+    Parameters
+    ----------
+    epsilon : float
+    delta : float
+        In (0, 1).
+    counts, noise_sensitivities, shifts : dict
+        As in :func:`gaussian_releases_rho`.
+
+    Returns
+    -------
+    noise_multiplier : float
+    mu : float
+        ``sqrt(W) / s``; the run is ``mu^2 / 2``-zCDP as well.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` is too small for any Gaussian noise at ``delta``.
+    """
+    weight = _release_weight(counts, noise_sensitivities, shifts)
+    s = _calibrate_gaussian_mu(
+        epsilon, delta, weight, lambda sigma: _gaussian_spend("Gaussian", weight / sigma**2, delta))
+    return s, math.sqrt(weight) / s
+
+
+def gaussian_release_mus(noise_multiplier, counts, noise_sensitivities, shifts):
+    """``(mu, rho)`` of the releases for ``shifts``: ``mu = sqrt(W) / s``, ``rho = mu^2 / 2``."""
+    mu = math.sqrt(_release_weight(counts, noise_sensitivities, shifts)) / noise_multiplier
+    return mu, mu**2 / 2.0
 
 
 def logistic_label_sensitivity(n_classes):
@@ -402,19 +316,19 @@ def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, pr
     Each release gets noise of std ``s`` times its
     :func:`second_order_sensitivities` (divided by the public ``n``: the
     released statistics are means). ``s`` is
-    :func:`calibrate_gaussian_releases` for the label-change shifts
-    :func:`second_order_label_sensitivities`, so that the run is ``rho``-zCDP
-    for a label change with ``rho`` the largest value within ``(epsilon,
-    delta)``:
+    :func:`calibrate_exact_gaussian_releases` for the label-change shifts
+    :func:`second_order_label_sensitivities`: the run is one Gaussian mechanism
+    of ``mu`` noise stds for a label change (exact profile, Balle and Wang
+    2018), ``mu`` the largest within ``(epsilon, delta)``:
 
-    - label DP: ``rho = T / (2 s^2)`` (the gradients only);
-    - full DP: ``rho = T Delta_label^2 / (2 m s^2)`` with ``Delta_label`` = 1
+    - label DP: ``mu^2 = T / s^2`` (the gradients only);
+    - full DP: ``mu^2 = T Delta_label^2 / (m s^2)`` with ``Delta_label`` = 1
       (two classes) or ``sqrt(2)``: the gradient's noise is ``s sqrt(m)`` and a
       label change moves it by ``Delta_label``, while the Hessians and ``G``
       do not move. The noise is then the gradient noise of label DP, plus the
-      curvature's. The add/remove guarantee of the same noise is ``example_rho
-      = 2 T / (2 s^2)`` (Newton) or ``(T + 1) / (2 s^2)`` (FC), Mehta et al.'s
-      accounting, reported and not charged.
+      curvature's. The add/remove guarantee of the same noise is the Gaussian
+      of ``example_gaussian^2 = 2 T / s^2`` (Newton) or ``(T + 1) / s^2``
+      (FC), Mehta et al.'s releases, reported and not charged.
 
     Parameters
     ----------
@@ -433,24 +347,27 @@ def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, pr
     Returns
     -------
     dict
-        ``n_problems``, ``regularization``, ``n_noisy_steps``, ``rho`` (label
-        change), ``noise_multiplier`` (``s``), ``sensitivities`` (of the sums,
-        see :func:`second_order_sensitivities`) and ``noise_stds`` (of the noise
-        on each released mean, same keys); under full DP also
-        ``label_sensitivities`` and ``example_rho`` (add/remove).
+        ``n_problems``, ``regularization``, ``n_noisy_steps``, ``gaussian``
+        (``mu``, label change) and ``rho = mu^2 / 2``, ``noise_multiplier``
+        (``s``), ``sensitivities`` (of the sums, see
+        :func:`second_order_sensitivities`) and ``noise_stds`` (of the noise on
+        each released mean, same keys); under full DP also
+        ``label_sensitivities``, ``example_gaussian`` and ``example_rho``
+        (add/remove).
     """
     n_problems, sensitivities = second_order_sensitivities(solver, n_classes, privacy)
     shifts = second_order_label_sensitivities(solver, n_classes, privacy)
     counts = second_order_release_counts(solver, privacy, n_noisy_steps)
-    s, rho = calibrate_gaussian_releases(epsilon, delta, counts, sensitivities, shifts)
+    s, mu = calibrate_exact_gaussian_releases(epsilon, delta, counts, sensitivities, shifts)
     params = dict(
-        n_problems=n_problems, regularization=reg, n_noisy_steps=n_noisy_steps, rho=rho,
-        noise_multiplier=s, sensitivities=sensitivities,
+        n_problems=n_problems, regularization=reg, n_noisy_steps=n_noisy_steps,
+        rho=mu**2 / 2.0, gaussian=mu, noise_multiplier=s, sensitivities=sensitivities,
         noise_stds={key: s * value / n_samples for key, value in sensitivities.items()},
     )
     if privacy == "full":
         params["label_sensitivities"] = shifts
-        params["example_rho"] = gaussian_releases_rho(s, counts, sensitivities, sensitivities)
+        params["example_gaussian"], params["example_rho"] = gaussian_release_mus(
+            s, counts, sensitivities, sensitivities)
     return params
 
 
@@ -536,25 +453,32 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
     sensitivity (:func:`first_order_sensitivity`), divided by the expected
     batch size ``q n``:
 
-    - full batch (``batch_size=None``, ``q = 1``), zCDP: a label change moves
-      each release by at most ``Delta_label``, the sensitivity itself under
-      label DP and :func:`first_order_label_sensitivity` ``min(2 C, Delta)``
-      under full DP, so the run is ``rho = T Delta_label^2 / (2 s^2
-      sensitivity^2)``-zCDP for a label change; ``rho`` is the largest value
-      whose conversion (Canonne, Kamath and Steinke 2020) is within
-      ``(epsilon, delta)`` (:func:`calibrate_gaussian_releases`). Under full DP
-      the same noise is ``example_rho = T / (2 s^2)``-zCDP for adding or
-      removing one example (reported, not charged).
+    - full batch (``batch_size=None``, ``q = 1``): a label change moves each
+      release by at most ``Delta_label``, the sensitivity itself under label
+      DP and :func:`first_order_label_sensitivity` ``min(2 C, Delta)`` under
+      full DP, so the run is one Gaussian mechanism of ``mu = sqrt(T)
+      Delta_label / (s sensitivity)`` noise stds for a label change, ``mu``
+      the largest whose exact profile (Balle and Wang 2018) is within
+      ``(epsilon, delta)`` (:func:`calibrate_exact_gaussian_releases`). Under
+      full DP the same noise is the Gaussian of ``example_gaussian = sqrt(T) /
+      s`` for adding or removing one example (reported, not charged).
     - Poisson minibatches (``batch_size = b``, ``q = b / n``, full DP only):
       ``T`` compositions of the Poisson-subsampled Gaussian mechanism (Abadi et
-      al. 2016), accounted by dp-accounting for add/remove neighbours only. The
-      label budget is reached through group privacy by the library's one
-      DP-SGD calibration, shared with
-      :class:`~sklearn_labeldp.nn.DPSGDClassifier`
-      (:func:`~sklearn_labeldp.accounting._subsampled.calibrate_dp_sgd`,
-      Renyi DP): ``s`` is the smallest noise multiplier whose epsilon at
-      ``delta_ex = delta / (1 + e^(epsilon / 2))`` is at most ``epsilon / 2``.
-      Under label DP no minibatch is offered: refused.
+      al. 2016), accounted for the label change directly (no group privacy)
+      by
+      :func:`~sklearn_labeldp.accounting._subsampled.calibrate_bounded_label_change`:
+      every clipped gradient has norm ``<= B = min(C, sqrt(m))`` and a label
+      change moves it by ``<= D = min(2 C, Delta)``, so the replace-one pair
+      ``+-B`` dominates each step and, with two classes (the gradients ``(p -
+      y) z`` of the two labels point in opposite directions along ``z``, with
+      ``0`` between them), so does the add/remove pair of sensitivity ``D``
+      (Zhu, Dong and Wang 2022; Lebeda et al. 2024); ``s`` is the smallest
+      noise multiplier within ``(epsilon, delta)`` by either, and the leaf
+      records the pair that gave the smaller epsilon
+      (``"subsampled_gaussian_label"`` or ``"subsampled_gaussian"``, composed
+      exactly by the ledger). For two classes and ``C >= 1/2`` the label
+      change costs the add/remove epsilon of sensitivity 1, about half of what
+      group privacy charged. Under label DP no minibatch is offered: refused.
 
     Every check here reads public quantities only, so a bad configuration
     raises before any budget is charged.
@@ -584,8 +508,12 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
         ``sensitivities`` and ``noise_stds`` (key ``"gradient"``: the
         sensitivity of the summed gradient the noise is scaled to, and the std
         of the noise on each released mean, ``s * sensitivity / (q n)``); for
-        full batch ``rho`` (label change) and, under full DP,
-        ``label_sensitivities`` and ``example_rho`` (add/remove).
+        full batch ``gaussian`` (``mu``, label change) and ``rho = mu^2 / 2``
+        and, under full DP, ``label_sensitivities``, ``example_gaussian`` and
+        ``example_rho`` (add/remove); for Poisson minibatches
+        ``label_epsilon`` and the dominating pair's description
+        (``subsampled_gaussian_label`` or ``subsampled_gaussian``: ``(noise
+        std / bound, q, T)``).
 
     Raises
     ------
@@ -597,8 +525,8 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
         if privacy == "label":
             raise ValueError(
                 f"batch_size={batch_size!r}: minibatch DP-SGD is offered under "
-                "privacy='full' (Poisson sampling is accounted for adding or removing one "
-                "example, not for replacing a label); use batch_size=None (full batch) for "
+                "privacy='full', whose per-example clipping (max_grad_norm) bounds each "
+                "example's share of a Poisson batch; use batch_size=None (full batch) for "
                 "label DP."
             )
         if batch_size > n_samples:
@@ -614,13 +542,19 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
     params = dict(n_problems=m, regularization=reg, n_noisy_steps=n_noisy_steps)
     if sample_rate == 1.0:
         counts = {"gradient": n_noisy_steps}
-        s, params["rho"] = calibrate_gaussian_releases(epsilon, delta, counts, sensitivities,
-                                                       shifts)
+        s, mu = calibrate_exact_gaussian_releases(epsilon, delta, counts, sensitivities, shifts)
+        params.update(gaussian=mu, rho=mu**2 / 2.0)
         if privacy == "full":
-            params["example_rho"] = gaussian_releases_rho(s, counts, sensitivities,
-                                                          sensitivities)
+            params["example_gaussian"], params["example_rho"] = gaussian_release_mus(
+                s, counts, sensitivities, sensitivities)
     else:
-        s, _, _ = calibrate_dp_sgd(epsilon, delta, sample_rate, n_noisy_steps)
+        # Every clipped gradient has norm <= min(C, sqrt(m)) (|r_j| < 1, ||z|| <= 1).
+        std, params["label_epsilon"], key, value = calibrate_bounded_label_change(
+            epsilon, delta, sample_rate, n_noisy_steps, min(clip_norm, math.sqrt(m)),
+            shifts["gradient"], m == 1)
+        s = std / clip_norm
+        if key is not None:
+            params[key] = value
     expected = sample_rate * n_samples
     lr = DEFAULT_LEARNING_RATES[optimizer] if learning_rate is None else float(learning_rate)
     params = dict(
@@ -711,8 +645,8 @@ def auto_first_order_steps(optimizer, *, epsilon, delta, n_samples, n_classes, n
     """
     clip_norm, sensitivity = first_order_sensitivity(n_classes, privacy, max_grad_norm)
     shifts = {"gradient": first_order_label_sensitivity(n_classes, clip_norm)}
-    s_1, _ = calibrate_gaussian_releases(epsilon, delta, {"gradient": 1},
-                                         {"gradient": sensitivity}, shifts)
+    s_1, _ = calibrate_exact_gaussian_releases(epsilon, delta, {"gradient": 1},
+                                               {"gradient": sensitivity}, shifts)
     sigma_1 = s_1 * sensitivity / n_samples
     eta = DEFAULT_LEARNING_RATES["sgd"]
     if optimizer == "sgd" and learning_rate is not None:
@@ -761,93 +695,3 @@ def auto_regularization(noise_std, n_features):
     float
     """
     return LogisticLoss.c * math.sqrt(n_features / 2.0) * noise_std
-
-
-def perturbation_noise_share(*, epsilon, n_samples, n_classes, n_features, loss, privacy):
-    """``nu = d g / (n eps_problem)``: the expected norm of a perturbation solver's noise
-    as a perturbation of the mean gradient of one binary problem.
-
-    Objective and output perturbation (Chaudhuri et al. 2011) draw ``b`` with
-    density proportional to ``exp(-eps ||b|| / g)`` in ``d`` dimensions, whose
-    norm has mean ``d g / eps``; objective perturbation adds ``b / n`` to the
-    mean gradient, output perturbation adds ``b / (n Lambda)`` to the minimiser
-    of the ``Lambda``-strongly convex ``J``, i.e. ``b / n`` in the gradient's
-    units. ``eps`` is the epsilon of one one-vs-rest problem
-    (:func:`one_vs_rest_epsilon`) and ``g`` the gradient sensitivity of the
-    neighbour relation (:func:`~sklearn_labeldp.linear_model._losses.neighbour_bounds`).
-    Public quantities only.
-
-    Returns
-    -------
-    float
-    """
-    _, eps_problem = one_vs_rest_epsilon(epsilon, n_classes, privacy)
-    g, _ = neighbour_bounds(loss, privacy)
-    return n_features * g / (n_samples * eps_problem)
-
-
-def auto_perturbation_regularization(solver, *, epsilon, n_samples, n_classes, n_features, loss,
-                                     privacy):
-    """``C="auto"``'s ``Lambda`` for objective and output perturbation, from the noise share.
-
-    With ``nu`` the :func:`perturbation_noise_share` (the expected norm of the
-    noise in the mean gradient's units):
-
-    - objective perturbation: ``Lambda = c nu``, ``c`` the loss's curvature
-      bound (1/4 logistic, ``1 / (2h)`` Huber hinge). The noise ``b / n``
-      shifts the minimiser by about ``||b / n|| / Lambda``, at most ``1 / c``
-      in the mapped features' units: as in :func:`auto_regularization`
-      (AdaSSP, Wang 2018), as much ridge as the noise moves the gradient. A
-      larger ``Lambda`` also shrinks the extra regularisation ``Delta`` and
-      the Jacobian's share of epsilon when the Hessian moves (``r > 0``);
-    - output perturbation: ``Lambda = nu``, for which the noise ``b / (n
-      Lambda)`` on the released minimiser has expected norm 1 in the mapped
-      features' units; the minimiser's own norm is at most ``sqrt(2 log(2) /
-      Lambda)`` (logistic; ``J(f*) <= J(0)``), so below this ``Lambda`` the
-      noise outgrows the model.
-
-    Chaudhuri et al. (2011) choose ``Lambda`` on a private holdout; these
-    rules were checked against a grid of ``C`` from 1e-4 to 10 on the digits
-    and the synthetic 5-class set (label and full DP, eps 0.5 to 8), where the
-    former fixed ``C = 1`` lost up to 45 points (output perturbation under
-    label DP, the digits at eps = 2: 0.12 against 0.56).
-
-    Returns
-    -------
-    float
-        ``Lambda``.
-    """
-    nu = perturbation_noise_share(epsilon=epsilon, n_samples=n_samples, n_classes=n_classes,
-                                  n_features=n_features, loss=loss, privacy=privacy)
-    return loss.c * nu if solver == "objective" else nu
-
-
-def warn_one_vs_rest_noise(estimator, solver, params, n_samples, n_features, n_classes):
-    """One warning when objective or output perturbation's split budget leaves only noise.
-
-    These mechanisms release one noisy minimiser per one-vs-rest problem, each
-    with ``epsilon / 2`` (label DP) or ``epsilon / K`` (full DP). Their noise
-    ``b`` has density proportional to ``exp(-eps ||b|| / g)`` in ``d``
-    dimensions, so ``||b||`` has mean ``d g / eps``; as a perturbation of the
-    mean gradient (objective: ``b / n``; output: ``Lambda b`` for the
-    ``Lambda``-strongly convex ``J``, with ``b``'s scale ``g / (n Lambda
-    eps)``) it has norm about ``d g / (n eps)``. The mean gradient at 0 of a
-    one-vs-rest problem owes about ``1 / K`` of its norm to the positive class
-    (rows of norm <= 1), so past ``d g / (n eps) > 1 / K`` the noise swamps the
-    signal, and the fit says so once. Public quantities only.
-    """
-    if solver not in ("objective", "output") or params["n_problems"] < 2:
-        return
-    eps = params.get("epsilon_prime", params["epsilon_per_problem"])
-    noise_share = n_features * params["gradient_sensitivity"] / (n_samples * eps)
-    if noise_share <= 1.0 / n_classes:
-        return
-    warnings.warn(
-        f"{estimator}(solver={solver!r}) splits epsilon over {params['n_problems']} "
-        f"one-vs-rest problems ({params['epsilon_per_problem']:.3g} each), and the noise of "
-        f"each ({noise_share:.2g} of a gradient's norm, against a class's share of about "
-        f"1/{n_classes}) leaves little of the signal: expect an accuracy near chance. "
-        "Raise epsilon, or use DPLogisticRegression(solver='newton') or "
-        "DPLeastSquaresClassifier, which release one noisy statistic for all classes.",
-        UserWarning, stacklevel=7,
-    )

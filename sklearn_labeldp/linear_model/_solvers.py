@@ -38,15 +38,11 @@ DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1) through
 
 from dataclasses import dataclass
 
-from ..accounting import (
-    PrivacySpend,
-    calibrate_dp_sgd,
-    group_privacy_label_budget,
-    zcdp_to_approx_dp,
-)
-from ._calibration import first_order_params, perturbation_params, second_order_params
+from ..accounting import PrivacySpend, subsampled_gaussian_epsilon
+from ..mechanisms._pate import _gaussian_epsilon
+from ._calibration import first_order_params, second_order_params
 from ._first_order import noisy_first_order_logistic
-from ._perturbed_erm import perturbed_erm
+from ._perturbed_erm import perturbation_example_epsilon, perturbation_params, perturbed_erm
 from ._second_order import noisy_second_order_logistic
 
 
@@ -131,11 +127,11 @@ class _Solver:
         )
 
 
-def _zcdp_example_guarantee(setting, params):
-    """The add/remove ``example_rho`` converted at the fit's ``delta`` (Canonne et al. 2020)."""
+def _gaussian_example_guarantee(setting, params):
+    """The add/remove Gaussian ``example_gaussian`` at the fit's ``delta`` (exact profile)."""
     if setting.privacy != "full":
         return None
-    return zcdp_to_approx_dp(params["example_rho"], setting.delta), setting.delta
+    return _gaussian_epsilon(params["example_gaussian"], setting.delta), setting.delta
 
 
 class _Perturbation(_Solver):
@@ -149,9 +145,11 @@ class _Perturbation(_Solver):
         self.mechanism = f"ERM {kind} perturbation"
 
     def example_guarantee(self, setting, params):
-        # Calibrated for the substitution of a whole example (Chaudhuri et al. 2011),
-        # of which a label change is a special case: the same epsilon for both.
-        return (setting.epsilon, 0.0) if setting.privacy == "full" else None
+        # Calibrated for a label change; the same noise's guarantee for substituting a
+        # whole example (Chaudhuri et al. 2011) is reported beside it.
+        if setting.privacy != "full":
+            return None
+        return perturbation_example_epsilon(self.kind, params, setting.n_samples), 0.0
 
     def failure(self, estimator, setting):
         # The optimiser's final gradient norm identified a missing label exactly
@@ -192,7 +190,7 @@ class _SecondOrder(_Solver):
         self.mechanism = mechanism
 
     def example_guarantee(self, setting, params):
-        return _zcdp_example_guarantee(setting, params)
+        return _gaussian_example_guarantee(setting, params)
 
     def calibrate(self, setting):
         return second_order_params(
@@ -213,14 +211,21 @@ class _SecondOrder(_Solver):
 class _FirstOrder(_Solver):
     """DP-SGD or DP-Adam (logistic loss only): Gaussian noise, a public step count.
 
-    Full batch: a zCDP leaf (``params["rho"]``, label change) at the fit's
-    ``(epsilon, delta)``. Poisson minibatches (full DP): the run's add/remove
-    guarantee ``(eps_ex, delta_ex)`` is dp-accounting's RDP bound at
-    ``delta_ex``, and the leaf records its group-privacy label guarantee ``(2
-    eps_ex, (1 + e^eps_ex) delta_ex)``, within the fit's ``(epsilon, delta)``,
-    as :class:`~sklearn_labeldp.nn.DPSGDClassifier` does. The leaf has no
-    ``"subsampled_gaussian"`` entry: the accountant's Renyi-DP composition of
-    such an entry is for add/remove neighbours, not for the ledger's relation.
+    Full batch: a Gaussian leaf (``params["gaussian"] = mu``, label change,
+    exact profile) at the fit's ``(epsilon, delta)``. Poisson minibatches (full
+    DP): the leaf records the label-change epsilon computed directly
+    (``params["label_epsilon"]``, at most the fit's epsilon, at its ``delta``)
+    with the description of the dominating pair that gave it:
+    ``"subsampled_gaussian_label": (std / B, q, T)`` (the replace-one pair of
+    each example's norm bound ``B``) or, with two classes,
+    ``"subsampled_gaussian": (std / D, q, T)`` (the add/remove pair of the
+    label change's bound ``D``, which dominates the label change there; see
+    :func:`~sklearn_labeldp.accounting._subsampled.bounded_label_change_epsilon`).
+    Either is a dominating pair of the label change, so the ledger's exact
+    composition (and the Renyi-DP one of a ``"subsampled_gaussian"`` entry) is
+    valid for its relation. The add/remove guarantee of the run (clipping norm
+    ``C``, noise multiplier ``s``) at the fit's ``delta`` is reported beside
+    it (privacy loss distributions).
     """
 
     gaussian = True
@@ -241,22 +246,21 @@ class _FirstOrder(_Solver):
 
     def example_guarantee(self, setting, params):
         if params["sample_rate"] == 1.0:
-            return _zcdp_example_guarantee(setting, params)
-        # The guarantee that calibrate() achieved with params["noise_multiplier"]: the
-        # calibration is a function of these public quantities alone, and its
-        # accountant's answers are cached, so asking again costs no new accounting.
-        _, example_epsilon, example_delta = calibrate_dp_sgd(
-            setting.epsilon, setting.delta, params["sample_rate"], params["n_noisy_steps"])
-        return example_epsilon, example_delta
+            return _gaussian_example_guarantee(setting, params)
+        # PLD where the label record is described (the tractable range), else Renyi DP.
+        described = "subsampled_gaussian" in params or "subsampled_gaussian_label" in params
+        example_epsilon = subsampled_gaussian_epsilon(
+            params["noise_multiplier"], params["sample_rate"], params["n_noisy_steps"],
+            setting.delta, method="pld" if described else "rdp")
+        return example_epsilon, setting.delta
 
     def privacy_spend(self, setting, params):
         if params["sample_rate"] == 1.0:
             return super().privacy_spend(setting, params)
         example = self.example_guarantee(setting, params)
-        epsilon, delta = group_privacy_label_budget(*example, setting.epsilon, setting.delta)
         return PrivacySpend.leaf(
-            self.mechanism, epsilon, delta, privacy=setting.privacy, **params,
-            accounting="rdp", **_example_params(example),
+            self.mechanism, params["label_epsilon"], setting.delta, privacy=setting.privacy,
+            **params, **_example_params(example),
         )
 
     def train(self, codes, *, Z, setting, params, random_state):

@@ -17,12 +17,14 @@ from sklearn_labeldp.accounting import (
     group_privacy_label_budget,
 )
 from sklearn_labeldp.linear_model._calibration import (
+    calibrate_exact_gaussian_releases,
     calibrate_gaussian_releases,
     first_order_label_sensitivity,
     gaussian_releases_rho,
     objective_perturbation_params,
     one_vs_rest_epsilon,
     output_perturbation_beta,
+    perturbation_example_epsilon,
     perturbation_params,
     second_order_label_sensitivities,
     second_order_params,
@@ -37,6 +39,7 @@ from sklearn_labeldp.linear_model._least_squares import (
 )
 from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss, neighbour_bounds
 from sklearn_labeldp.linear_model._preprocessing import clip_rows, plan_row_bound
+from sklearn_labeldp.mechanisms._pate import _gaussian_delta
 
 
 def test_loss_constants():
@@ -63,10 +66,38 @@ def test_output_and_objective_perturbation_constants():
 
 
 def test_one_vs_rest_budget_split():
-    # A label change touches two of the K binary problems, a full change all K.
-    assert one_vs_rest_epsilon(1.0, 2, "label") == (1, 1.0)
-    assert one_vs_rest_epsilon(1.0, 5, "label") == (5, 0.5)
-    assert one_vs_rest_epsilon(1.0, 5, "full") == (5, 0.2)
+    # A label change touches two of the K binary problems: the budget is the label one.
+    assert one_vs_rest_epsilon(1.0, 2) == (1, 1.0)
+    assert one_vs_rest_epsilon(1.0, 5) == (5, 0.5)
+
+
+@pytest.mark.parametrize("solver", ["objective", "output"])
+@pytest.mark.parametrize("loss", [LogisticLoss(), HuberHingeLoss(0.5)], ids=["logistic", "huber"])
+@pytest.mark.parametrize("n_classes", [2, 5])
+def test_full_dp_perturbation_is_calibrated_for_the_label_change(solver, loss, n_classes):
+    # privacy="full" draws the label calibration's noise (the ledger's relation), and
+    # reports the substitution guarantee of that noise beside it.
+    kwargs = dict(epsilon=1.0, n_samples=100, n_classes=n_classes, reg=0.01, loss=loss)
+    full = perturbation_params(solver, privacy="full", **kwargs)
+    assert full == perturbation_params(solver, privacy="label", **kwargs)
+    g_label, _ = neighbour_bounds(loss, "label")
+    touched = 1 if n_classes == 2 else 2
+    scale, n_lambda = full["noise_scale"], 100 * 0.01
+    if solver == "output":
+        # Label: the minimiser moves by g_label / (n Lambda) in each touched problem.
+        assert touched * g_label / (n_lambda * scale) == pytest.approx(1.0)
+        per_problem = 2 / (n_lambda * scale)  # substitution: 2 / (n Lambda)
+    else:
+        delta_reg = full["extra_regularization"]
+        jacobian = math.log1p(loss.c / (100 * (0.01 + delta_reg)))
+        rank = 0 if loss.even_curvature else 1
+        assert touched * (g_label / scale + rank * jacobian) == pytest.approx(1.0)
+        per_problem = 2 / scale + 2 * jacobian
+    example = perturbation_example_epsilon(solver, full, 100)
+    assert example == pytest.approx(full["n_problems"] * per_problem)
+    # Logistic, output: 2 eps with two classes, K eps with K (2 / g_label per problem).
+    if solver == "output" and loss.even_curvature:
+        assert example == pytest.approx(2.0 if n_classes == 2 else n_classes)
 
 
 def test_second_order_constants():
@@ -95,23 +126,38 @@ def test_gaussian_release_accounting_by_hand():
     assert s == pytest.approx(math.sqrt(1 / rho), rel=1e-12)
 
 
+def test_exact_gaussian_calibration_by_hand():
+    # The releases of the test above compose into one Gaussian of mu = sqrt(W) / s
+    # noise stds, W = 4 (sqrt(2) / 2)^2 = 2; mu is where the exact profile (Balle and
+    # Wang 2018) meets delta, and the zCDP calibration needs more noise.
+    counts, sens = {"gradient": 4, "gram": 1}, {"gradient": 2.0, "gram": 1.0}
+    shifts = {"gradient": math.sqrt(2.0), "gram": 0.0}
+    s, mu = calibrate_exact_gaussian_releases(1.0, 1e-5, counts, sens, shifts)
+    assert mu == pytest.approx(math.sqrt(2.0) / s, rel=1e-12)
+    assert _gaussian_delta(1.0, mu) <= 1e-5 < _gaussian_delta(1.0, mu * (1 + 1e-6))
+    s_zcdp, _ = calibrate_gaussian_releases(1.0, 1e-5, counts, sens, shifts)
+    assert 1.05 < s_zcdp / s < 1.3
+
+
 def test_full_dp_second_order_is_charged_for_the_label_change():
-    # Newton, two classes, T = 5, full DP: the gradient (noise s * 1, shift 1) costs
-    # 5 / (2 s^2) for a label change; the Hessians (shift 0) cost nothing. Mehta et
-    # al.'s add/remove accounting is 2 T / (2 s^2) = 5 / s^2, twice as much.
-    rho = approx_dp_to_zcdp(1.0, 1e-5)
+    # Newton, two classes, T = 5, full DP: the gradient (noise s * 1, shift 1) is a
+    # Gaussian of mu^2 = 5 / s^2 for a label change; the Hessians (shift 0) cost
+    # nothing. Mehta et al.'s add/remove releases are 2 T / s^2 = 10 / s^2.
+    _, mu = calibrate_exact_gaussian_releases(1.0, 1e-5, {"g": 1}, {"g": 1.0}, {"g": 1.0})
     params = second_order_params("newton", epsilon=1.0, delta=1e-5, n_samples=100,
                                  n_classes=2, reg=0.01, privacy="full", n_noisy_steps=5)
     s = params["noise_multiplier"]
-    assert s == pytest.approx(math.sqrt(5 / (2 * rho)), rel=1e-12)
-    assert params["rho"] == pytest.approx(rho, rel=1e-12)
+    assert s == pytest.approx(math.sqrt(5) / mu, rel=1e-12)
+    assert params["gaussian"] == pytest.approx(mu, rel=1e-12)
+    assert params["rho"] == pytest.approx(mu**2 / 2, rel=1e-12)
+    assert params["example_gaussian"] == pytest.approx(math.sqrt(10) / s, rel=1e-12)
     assert params["example_rho"] == pytest.approx(5 / s**2, rel=1e-12)
     assert params["label_sensitivities"] == {"gradient": 1.0, "hessian": 0.0}
-    # K = 4, FC: the gradient noise s * 2 moves by sqrt(2): rho = T (sqrt(2) / 2)^2 / (2 s^2).
+    # K = 4, FC: the gradient noise s * 2 moves by sqrt(2): mu^2 = T (sqrt(2) / 2)^2 / s^2.
     params = second_order_params("fc", epsilon=1.0, delta=1e-5, n_samples=100,
                                  n_classes=4, reg=0.01, privacy="full", n_noisy_steps=5)
     s = params["noise_multiplier"]
-    assert s == pytest.approx(math.sqrt(5 * 0.5 / (2 * rho)), rel=1e-12)
+    assert s == pytest.approx(math.sqrt(5 * 0.5) / mu, rel=1e-12)
     assert params["example_rho"] == pytest.approx(6 / (2 * s**2), rel=1e-12)
 
 
