@@ -28,7 +28,7 @@ from ._dask import (
     prepare_dask_Xy,
 )
 from ._gram_noise import add_symmetric_noise, project_psd, project_psd_one
-from ._preprocessing import CLASSIFIER_AUTO_QUANTILE, clipped_design, plan_row_bound
+from ._preprocessing import CLASSIFIER_AUTO_QUANTILE, clipped_design, plan_row_bound, row_norms
 from ._statistics import dense_gram, least_squares_statistics, map_classes
 
 __all__ = ["DPLeastSquaresClassifier"]
@@ -284,6 +284,12 @@ def _solve_weighted(A, b, base):
         lambda j: _solve_one_class(A[j], b[:, j], base), A.shape[0], parallel=A.shape[1] >= 32
     )
     return np.stack(rows)
+
+
+def _solve_ridge(b, system):
+    """``theta = system^-1 b`` for every class: one Cholesky factorisation shared by all."""
+    factor = cho_factor(system, lower=True, check_finite=False)
+    return cho_solve(factor, b, check_finite=False).T
 
 
 class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
@@ -546,15 +552,17 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             example_rho = gaussian_releases_rho(s, counts, sensitivities, sensitivities)
         return s, rho, example_rho
 
-    def _design(self, X, data_norm):
+    def _design(self, X, data_norm, norms=None):
         """Rows clipped to ``data_norm``, with the constant column inside the norm bound.
 
-        A dask ``X`` gets the same builder on every block of rows, lazily.
+        ``norms``: the row norms of a numpy or sparse ``X`` from the plan, so
+        that ``X`` is read once more, not twice. A dask ``X`` gets the same
+        builder on every block of rows, lazily.
         """
         scale = 1.0 / math.sqrt(2.0) if self.fit_intercept else 1.0
         design = partial(clipped_design, max_norm=data_norm, intercept=self.fit_intercept,
                          scale=scale)
-        return map_design(design, X) if is_dask(X) else design(X)
+        return map_design(design, X) if is_dask(X) else design(X, norms=norms)
 
     def _prepare_Xy(self, X, y):
         """The base class's, lazy for dask input: shapes and chunks are checked
@@ -566,8 +574,11 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
 
     def _plan_fit(self, X, classes, rng):
         s, rho, example_rho = self._noise_multiplier()
+        # The row norms serve the bound and the clipping (_design): one pass over X.
+        norms = None if is_dask(X) else row_norms(X)
         data_norm, bound_attributes = plan_row_bound(
-            X, self.data_norm, privacy=self.privacy, quantile=CLASSIFIER_AUTO_QUANTILE)
+            X, self.data_norm, privacy=self.privacy, quantile=CLASSIFIER_AUTO_QUANTILE,
+            norms=norms)
         sensitivities = least_squares_sensitivities(self.privacy, self.formulation, data_norm)
         params = {
             "rho": rho,
@@ -586,14 +597,14 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             "DP least squares", self.epsilon, self.delta, privacy=self.privacy,
             formulation=self.formulation, **params, **example,
         )
-        plan = {"mechanism_params": params, "data_norm": data_norm,
+        plan = {"mechanism_params": params, "data_norm": data_norm, "row_norms": norms,
                 "bound_attributes": bound_attributes,
                 "example_attributes": {f"{key}_": value for key, value in example.items()}}
         return spend, plan
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         data_norm, params = plan["data_norm"], plan["mechanism_params"]
-        Z = self._design(X, data_norm)
+        Z = self._design(X, data_norm, plan["row_norms"])
         p, n_classes = Z.shape[1], labels.n_classes
         stats = labels.release(
             noisy_least_squares_statistics,
@@ -628,8 +639,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             G = project_psd(G)
         ridge = alpha * np.eye(p)
         if self.formulation == "ridge":
-            factor = cho_factor(G + ridge, lower=True, check_finite=False)
-            theta = cho_solve(factor, stats["b"], check_finite=False).T
+            theta = _solve_ridge(stats["b"], G + ridge)
         else:
             theta = _solve_weighted(stats["A"], stats["b"], self.gram_weight * G + ridge)
         if self.fit_intercept:

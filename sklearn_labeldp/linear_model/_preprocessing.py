@@ -60,7 +60,7 @@ _ROUNDING = 1e-9
 _STACKLEVEL = 7
 
 
-def plan_row_bound(X, data_norm, *, privacy, quantile=AUTO_QUANTILE):
+def plan_row_bound(X, data_norm, *, privacy, quantile=AUTO_QUANTILE, norms=None):
     """Settle the row-norm bound of a fit from public information, before any label is read.
 
     Parameters
@@ -88,6 +88,9 @@ def plan_row_bound(X, data_norm, *, privacy, quantile=AUTO_QUANTILE):
     quantile : float, default=AUTO_QUANTILE
         Of ``"auto"``: 0.99 by default, ``CLASSIFIER_AUTO_QUANTILE`` (the
         median) for the classifiers.
+    norms : ndarray of shape (n_samples,), default=None
+        :func:`row_norms` of a numpy or sparse ``X`` when the caller has them
+        (to clip with them too, :func:`clipped_design`); computed here otherwise.
 
     Returns
     -------
@@ -102,7 +105,7 @@ def plan_row_bound(X, data_norm, *, privacy, quantile=AUTO_QUANTILE):
     if is_dask(X):
         summary = _dask_norm_summary(X, data_norm, privacy, quantile)
     else:
-        norms = row_norms(X)
+        norms = row_norms(X) if norms is None else norms
         summary = {"largest": lambda: float(norms.max()) if norms.size else 0.0,
                    "quantile": lambda: (float(np.quantile(norms, quantile))
                                         if norms.size else 0.0),
@@ -184,7 +187,7 @@ def _dask_norm_summary(X, data_norm, privacy, quantile):
             "fraction": fraction}
 
 
-def clip_rows(X, max_norm):
+def clip_rows(X, max_norm, norms=None):
     """Scale every row of ``X`` whose L2 norm exceeds ``max_norm`` down to it.
 
     Parameters
@@ -192,6 +195,8 @@ def clip_rows(X, max_norm):
     X : {ndarray, sparse matrix} of shape (n_samples, n_features)
     max_norm : float
         Public bound, > 0.
+    norms : ndarray of shape (n_samples,), default=None
+        :func:`row_norms` of ``X``, when known.
 
     Returns
     -------
@@ -200,13 +205,13 @@ def clip_rows(X, max_norm):
     """
     if sp.issparse(X):
         X = sp.csr_matrix(X, dtype=np.float64, copy=True)
-        return sp.diags(row_clip_factors(X, max_norm)) @ X
+        return sp.diags(row_clip_factors(X, max_norm, norms)) @ X
     X = np.array(X, dtype=np.float64, copy=True)
-    X *= row_clip_factors(X, max_norm)[:, None]
+    X *= row_clip_factors(X, max_norm, norms)[:, None]
     return X
 
 
-def clipped_design(X, max_norm, *, intercept, scale=1.0):
+def clipped_design(X, max_norm, *, intercept, scale=1.0, norms=None):
     """``scale * [clip_rows(X, max_norm), max_norm]``: the design of a linear model.
 
     The constant column (the intercept feature, ``max_norm`` so that it is on
@@ -221,19 +226,22 @@ def clipped_design(X, max_norm, *, intercept, scale=1.0):
         Public bound, > 0.
     intercept : bool
     scale : float, default=1.0
+    norms : ndarray of shape (n_samples,), default=None
+        :func:`row_norms` of ``X``, when the caller has them already (from
+        :func:`plan_row_bound`): the clipping then reads ``X`` once.
 
     Returns
     -------
     {ndarray, sparse matrix} of shape (n_samples, n_features + intercept)
     """
     if sp.issparse(X) or not intercept:
-        Z = clip_rows(X, max_norm)
+        Z = clip_rows(X, max_norm, norms)
         if intercept:
             ones = sp.csr_matrix(np.full((Z.shape[0], 1), max_norm))
             Z = sp.hstack([Z, ones], format="csr")
         return Z if scale == 1.0 else Z * scale
     X = np.asarray(X, dtype=np.float64)
-    factors = row_clip_factors(X, max_norm)
+    factors = row_clip_factors(X, max_norm, norms)
     design = np.empty((X.shape[0], X.shape[1] + 1))
     np.multiply(X, factors[:, None], out=design[:, :-1])
     design[:, :-1] *= scale
@@ -241,7 +249,7 @@ def clipped_design(X, max_norm, *, intercept, scale=1.0):
     return design
 
 
-def row_clip_factors(X, max_norm):
+def row_clip_factors(X, max_norm, norms=None):
     """The factor :func:`clip_rows` multiplies each row of ``X`` by.
 
     1 for rows with L2 norm <= ``max_norm``, ``max_norm / norm`` for the others.
@@ -252,6 +260,8 @@ def row_clip_factors(X, max_norm):
     X : {ndarray, sparse matrix} of shape (n_samples, n_features), float64
     max_norm : float
         Public bound, > 0.
+    norms : ndarray of shape (n_samples,), default=None
+        :func:`row_norms` of ``X``; computed here when not given.
 
     Returns
     -------
@@ -259,7 +269,7 @@ def row_clip_factors(X, max_norm):
     """
     if not (np.isfinite(max_norm) and max_norm > 0):
         raise ValueError(f"the clipping norm must be a finite number > 0; got {max_norm!r}.")
-    norms = row_norms(X)
+    norms = row_norms(X) if norms is None else norms
     scale = np.ones_like(norms)
     over = norms > max_norm
     scale[over] = max_norm / norms[over]

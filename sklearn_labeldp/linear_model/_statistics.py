@@ -107,21 +107,13 @@ def least_squares_statistics(codes, Z, *, n_classes, formulation, data_norm, gra
         ``"b"`` (p, n_classes), ``"A"`` (n_classes, p, p), ``"G"`` (p, p).
     """
     codes = np.asarray(codes, dtype=np.intp)
-    n, p = Z.shape
-    sq_norms = (
-        np.asarray(Z.multiply(Z).sum(axis=1)).ravel() if sp.issparse(Z) else np.einsum(
-            "ij,ij->i", Z, Z)
-    )
-    if sq_norms.size and sq_norms.max() > data_norm**2 * (1 + 1e-9):
-        raise ValueError("the rows of Z must have L2 norm <= data_norm; clip them first.")
-    one_hot = sp.csr_matrix(
-        (np.ones(n), (np.arange(n), codes)), shape=(n, n_classes), dtype=np.float64
-    )
-    # Z^T Y through the sparse one-hot: O(nnz(Z)) instead of a dense n x p x K product.
-    b = np.asarray(safe_sparse_dot(one_hot.T, Z, dense_output=True)).T.copy()
-    stats = {"b": b}
     if formulation == "weighted":
-        stats["A"] = _class_grams(Z, codes, n_classes)
+        A, b, largest = _class_statistics(Z, codes, n_classes)
+        stats = {"b": b, "A": A}
+    else:
+        stats, largest = {"b": _class_sums(Z, codes, n_classes)}, _largest_squared_norm(Z)
+    if largest > data_norm**2 * (1 + 1e-9):
+        raise ValueError("the rows of Z must have L2 norm <= data_norm; clip them first.")
     if gram:
         # Under full DP the mechanism also releases G, from the features alone: sum_j A_j
         # would equal it only up to rounding that depends on the labels (the order of the
@@ -130,13 +122,43 @@ def least_squares_statistics(codes, Z, *, n_classes, formulation, data_norm, gra
     return stats
 
 
-def _class_grams(Z, codes, n_classes):
-    """``A_j = Z_j^T Z_j`` for the rows ``Z_j`` of each class (stacked).
+def _largest_squared_norm(Z):
+    """The largest squared L2 norm of the rows of ``Z`` (0 without rows)."""
+    if sp.issparse(Z):
+        sq_norms = np.asarray(Z.multiply(Z).sum(axis=1)).ravel()
+    else:
+        sq_norms = np.einsum("ij,ij->i", Z, Z)
+    return float(sq_norms.max(initial=0.0))
+
+
+def _class_sums(Z, codes, n_classes):
+    """``b = Z^T Y``, ``Y`` the one-hot targets of ``codes``: one column per class."""
+    n = Z.shape[0]
+    one_hot = sp.csr_matrix(
+        (np.ones(n), (np.arange(n), codes)), shape=(n, n_classes), dtype=np.float64
+    )
+    # Z^T Y through the sparse one-hot: O(nnz(Z)) instead of a dense n x p x K product.
+    return np.asarray(safe_sparse_dot(one_hot.T, Z, dense_output=True)).T.copy()
+
+
+def _class_statistics(Z, codes, n_classes):
+    """``A_j = Z_j^T Z_j`` and ``b_j`` for the rows ``Z_j`` of each class, and the longest row.
 
     Dense rows are gathered class by class into a buffer the size of the largest
-    class, which stays in cache (no sorted copy of ``Z``), and ``rows.T @ rows``
-    is a symmetric rank-k update (numpy calls ``syrk``). The classes run on
-    :func:`map_classes`' thread pool, one buffer per thread.
+    class, which stays in cache (no sorted copy of ``Z``): ``rows.T @ rows`` is a
+    symmetric rank-k update (numpy calls ``syrk``), and the class sum ``b_j`` and
+    the rows' norms (the mechanism's check of the bound) are read from the same
+    cached rows instead of two more passes over ``Z``. ``b_j`` adds the rows in
+    their order in ``Z``, as the sparse product of :func:`_class_sums` does, so
+    both give the same sums. The classes run on :func:`map_classes`' thread
+    pool, one buffer per thread.
+
+    Returns
+    -------
+    A : ndarray of shape (n_classes, p, p)
+    b : ndarray of shape (p, n_classes)
+    largest : float
+        :func:`_largest_squared_norm` of ``Z``.
     """
     p = Z.shape[1]
     A = np.empty((n_classes, p, p))
@@ -147,19 +169,23 @@ def _class_grams(Z, codes, n_classes):
         Z_sorted = Z[order]
         for j in range(n_classes):
             A[j] = dense_gram(Z_sorted[bounds[j] : bounds[j + 1]])
-        return A
+        return A, _class_sums(Z, codes, n_classes), _largest_squared_norm(Z)
     Z = np.ascontiguousarray(Z, dtype=np.float64)
+    sums = np.empty((n_classes, p))
+    largest = np.zeros(n_classes)
     local = threading.local()
 
-    def class_gram(j):
+    def class_statistics(j):
         if not hasattr(local, "buffer"):
             local.buffer = np.empty((int(counts.max(initial=0)), p))
         rows = local.buffer[: counts[j]]
         np.take(Z, order[bounds[j] : bounds[j + 1]], axis=0, out=rows)
         np.matmul(rows.T, rows, out=A[j])
+        np.add.reduce(rows, axis=0, out=sums[j])
+        largest[j] = _largest_squared_norm(rows)
 
-    map_classes(class_gram, n_classes, parallel=p >= 32)
-    return A
+    map_classes(class_statistics, n_classes, parallel=p >= 32)
+    return A, np.ascontiguousarray(sums.T), float(largest.max(initial=0.0))
 
 
 def _n_blas_threads():
@@ -188,10 +214,11 @@ def map_classes(function, n_classes, *, parallel=True):
 # ----------------------------------------------------------------------------- second order
 
 
-def _weighted_gram(Z, w):
+def _weighted_gram(Z, w, buffer=None):
+    """``Z^T diag(w) Z``; a dense ``Z``'s weighted copy goes into ``buffer`` when given."""
     if sp.issparse(Z):
         return np.asarray((Z.T @ sp.diags(w) @ Z).todense())
-    return (Z * w[:, None]).T @ Z
+    return np.multiply(Z, w[:, None], out=buffer).T @ Z
 
 
 def gradient_sum(P, Z, E):
@@ -205,12 +232,14 @@ def gradient_sum(P, Z, E):
     return np.asarray(Z.T @ (P - E)).T
 
 
-def hessian_sum(P_j, Z):
+def hessian_sum(P_j, Z, buffer=None):
     """The released Hessian sum ``sum_i p_ij (1 - p_ij) z_i z_i^T`` of problem ``j``.
 
     A function of the features and of ``Theta`` (through ``P_j``) only, no label.
+    ``buffer``, an array shaped like a dense ``Z``, receives the weighted copy
+    of ``Z`` instead of a fresh array.
     """
-    return _weighted_gram(Z, P_j * (1.0 - P_j))
+    return _weighted_gram(Z, P_j * (1.0 - P_j), buffer)
 
 
 def gram_sum(Z):
@@ -242,11 +271,16 @@ def step_sums(codes, Z, theta, n_classes, hessians):
     hessians : ndarray of shape (m, d, d) or None
         :func:`hessian_sum` of every problem, for ``hessians``.
     """
-    P = expit(np.asarray(Z @ theta.T))
+    P = np.asarray(Z @ theta.T)
+    expit(P, out=P)
     grad = gradient_sum(P, Z, one_vs_rest_targets(codes, n_classes))
     if not hessians:
         return grad, None
-    return grad, np.stack([hessian_sum(P[:, j], Z) for j in range(theta.shape[0])])
+    # One weighted copy of Z at a time, in one array: m fresh (n, d) arrays
+    # per step would each be a new mmap, faulted in page by page, in a Dask
+    # worker (distributed sets MALLOC_TRIM_THRESHOLD_).
+    buffer = None if sp.issparse(Z) else np.empty(Z.shape)
+    return grad, np.stack([hessian_sum(P[:, j], Z, buffer) for j in range(theta.shape[0])])
 
 
 class NumpySecondOrderSums:

@@ -20,7 +20,12 @@ from sklearn_labeldp.linear_model._least_squares import (
     least_squares_sensitivities,
     noisy_least_squares_statistics,
 )
-from sklearn_labeldp.linear_model._preprocessing import clip_rows
+from sklearn_labeldp.linear_model._preprocessing import (
+    clip_rows,
+    clipped_design,
+    plan_row_bound,
+    row_norms,
+)
 
 SQRT2 = math.sqrt(2.0)
 
@@ -214,17 +219,59 @@ def test_class_grams_match_direct_computation(p, monkeypatch):
     rng = np.random.default_rng(11)
     Z = rng.normal(size=(300, p))
     codes = rng.choice([0, 1, 3], size=300)  # class 2 is empty
-    exact = _exact_statistics(Z, codes, 4)["A"]
+    exact = _exact_statistics(Z, codes, 4)
     with threadpool_limits(limits=1, user_api="blas"):
-        serial = _statistics._class_grams(Z, codes, 4)
+        serial, serial_b, _ = _statistics._class_statistics(Z, codes, 4)
     monkeypatch.setattr(_statistics, "_n_blas_threads", lambda: 3)
-    dense = _statistics._class_grams(Z, codes, 4)
-    sparse = _statistics._class_grams(sp.csr_matrix(Z), codes, 4)
-    np.testing.assert_allclose(dense, exact, atol=1e-12)
-    np.testing.assert_allclose(sparse, exact, atol=1e-12)
+    dense, dense_b, largest = _statistics._class_statistics(Z, codes, 4)
+    sparse, sparse_b, sparse_largest = _statistics._class_statistics(sp.csr_matrix(Z), codes, 4)
+    np.testing.assert_allclose(dense, exact["A"], atol=1e-12)
+    np.testing.assert_allclose(sparse, exact["A"], atol=1e-12)
     np.testing.assert_allclose(dense, serial, rtol=1e-14, atol=1e-14)
     assert np.array_equal(dense[2], np.zeros((p, p)))
     assert np.array_equal(dense, np.swapaxes(dense, 1, 2))
+    # The class sums read from the gathered rows add them in the order of Z, as the
+    # sparse one-hot product does: the same bits, whatever the thread count.
+    np.testing.assert_allclose(dense_b, exact["b"], atol=1e-12)
+    np.testing.assert_array_equal(dense_b, _statistics._class_sums(Z, codes, 4))
+    np.testing.assert_array_equal(dense_b, serial_b)
+    np.testing.assert_array_equal(sparse_b, _statistics._class_sums(Z, codes, 4))
+    assert largest == pytest.approx(np.max(np.sum(Z**2, axis=1)), rel=1e-14)
+    assert sparse_largest == pytest.approx(largest, rel=1e-14)
+
+
+@pytest.mark.parametrize("formulation", ["weighted", "ridge"])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_every_path_refuses_unclipped_rows(formulation, sparse):
+    # The bound is checked on every row, also where the weighted formulation reads the
+    # norms from the rows it gathers class by class (the long row is in class 2).
+    Z = np.full((6, 2), 0.5)
+    Z[4] = [3.0, 4.0]
+    kw = dict(n_classes=3, privacy="label", formulation=formulation, noise_multiplier=1.0,
+              data_norm=1.0, random_state=0)
+    codes = np.array([0, 1, 0, 1, 2, 0])
+    with pytest.raises(ValueError, match="data_norm"):
+        noisy_least_squares_statistics(codes, Z=sp.csr_matrix(Z) if sparse else Z, **kw)
+    Z[4] = [0.6, 0.8]  # norm exactly 1: accepted
+    noisy_least_squares_statistics(codes, Z=sp.csr_matrix(Z) if sparse else Z, **kw)
+
+
+def test_design_from_the_plans_row_norms():
+    # The plan's row norms (one pass over X) give the design and the bound that
+    # computing them again would.
+    rng = np.random.default_rng(14)
+    X = rng.normal(size=(60, 5)) * rng.uniform(0.1, 3.0, size=(60, 1))
+    for data in (X, sp.csr_matrix(X)):
+        design = clipped_design(data, 1.5, intercept=True, scale=0.5, norms=row_norms(data))
+        again = clipped_design(data, 1.5, intercept=True, scale=0.5)
+        np.testing.assert_array_equal(*(d.toarray() if sp.issparse(d) else d
+                                        for d in (design, again)))
+    norms = row_norms(X)
+    assert plan_row_bound(X, "auto", privacy="label", norms=norms) == plan_row_bound(
+        X, "auto", privacy="label")
+    clf = DPLeastSquaresClassifier(classes=[0, 1])
+    _, plan = clf._plan_fit(X, np.array([0, 1]), None)
+    np.testing.assert_array_equal(plan["row_norms"], norms)
 
 
 def test_threaded_class_solves_equal_serial(monkeypatch):
