@@ -605,7 +605,7 @@ class DPLogisticRegression(_BasePrivateERM):
     >>> clf = DPLogisticRegression(epsilon=1.0, C=10.0, classes=[0, 1],
     ...                            random_state=0).fit(X, y)
     >>> clf.coef_.shape, bool(clf.score(X, y) > 0.8), clf.clipped_fraction_
-    ((1, 5), True, 0.01)
+    ((1, 5), True, 0.5)
     >>> clf.mechanism_params_["epsilon_prime"]  # label DP: the whole epsilon goes to the noise
     1.0
     >>> full = DPLogisticRegression(epsilon=1.0, delta=1e-5, solver="newton", privacy="full",
