@@ -310,15 +310,17 @@ class DPLogisticRegression(_BasePrivateERM):
     every solver is calibrated so that a label change costs at most that,
     under ``privacy="full"`` too. ``privacy="full"`` protects whole examples
     besides, for the relation of each solver's paper, and reports that
-    guarantee as ``example_epsilon_`` and ``example_delta_``: objective and
-    output perturbation are calibrated for substituting a whole example, which
-    covers a label change, so both guarantees are ``epsilon``; the Gaussian
-    solvers for adding or removing one. An add/remove ``(eps, delta)``
-    guarantee alone is not an ``(eps, delta)`` guarantee for a label change (a
-    removal followed by an addition: ``(2 eps, (1 + e^eps) delta)`` by group
-    privacy, Dwork and Roth 2014), so their noise is calibrated to the
-    label-change sensitivity of each release (zCDP, Bun and Steinke 2016) or,
-    for Poisson minibatches, through group privacy; see each solver below.
+    guarantee as ``example_epsilon_`` and ``example_delta_`` (the same noise's
+    guarantee for substituting a whole example under objective and output
+    perturbation, for adding or removing one under the Gaussian solvers). An
+    add/remove ``(eps, delta)`` guarantee alone is not an ``(eps, delta)``
+    guarantee for a label change (a removal followed by an addition: ``(2 eps,
+    (1 + e^eps) delta)`` by group privacy, Dwork and Roth 2014), so every
+    solver's noise is calibrated to what a label change costs: the label
+    sensitivities of objective and output perturbation, the label-change
+    sensitivity of each Gaussian release (one Gaussian, exact profile, Balle
+    and Wang 2018) and, for Poisson minibatches, the label change's dominating
+    pairs; see each solver below.
 
     - ``"objective"`` (the default) and ``"output"``: objective and output
       perturbation (Chaudhuri et al. 2011), pure epsilon-DP (``delta=0``).
@@ -328,16 +330,19 @@ class DPLogisticRegression(_BasePrivateERM):
       objective perturbation minimises ``J(f) + b.f / n`` with ``b`` of density
       proportional to ``exp(-eps ||b||)`` and no extra regularisation, and
       output perturbation adds ``b`` of density ``exp(-(n Lambda eps / g)
-      ||b||)`` to the exact minimiser of ``J``. Under ``privacy="full"``
-      (substitution of a whole example, of which a label change is a special
-      case: ``example_epsilon_ == epsilon_``) ``g = 2`` and ``r = 2``: objective
-      perturbation keeps ``eps' = eps - 2 log(1 + c / (n (Lambda + Delta)))``
-      for its noise (``c = 1/4``), with ``Delta = 0`` when that is at least
-      ``eps / 2`` and otherwise the extra regularisation ``Delta`` for which
-      it is ``eps / 2`` (an amendment of the paper's rule that is equally
-      private and never keeps less). With ``K > 2`` classes a label change
-      alters 2 of the K binary problems, which run with ``epsilon / 2`` each
-      (``epsilon / K`` under full DP).
+      ||b||)`` to the exact minimiser of ``J``. With ``K > 2`` classes a label
+      change alters 2 of the K binary problems, which run with ``epsilon /
+      2`` each. ``privacy="full"`` draws the same noise and reports its
+      guarantee for substituting a whole example (``g = 2``, ``r = 2``, all
+      ``K`` problems): ``example_epsilon_ = m (2 / (n Lambda scale))``
+      (output) or ``m (2 / scale + 2 log(1 + c / (n (Lambda + Delta))))``
+      (objective), e.g. ``2 epsilon`` (two classes) and ``K epsilon`` for
+      output perturbation of the logistic loss. Where ``r > 0`` (the Huber
+      hinge of :class:`DPLinearSVC`) objective perturbation keeps ``eps' = eps
+      - r log(1 + c / (n (Lambda + Delta)))`` for its noise, with ``Delta = 0``
+      when that is at least ``eps / 2`` and otherwise the extra
+      regularisation ``Delta`` for which it is ``eps / 2`` (an amendment of
+      the paper's rule that is equally private and never keeps less).
 
       Both guarantees hold for the exact minimiser only: Newton's method (at
       most 500 mapped features) or L-BFGS runs until the gradient norm is at
@@ -351,9 +356,11 @@ class DPLogisticRegression(_BasePrivateERM):
     - ``"newton"`` and ``"fc"``: DP-Newton and DP-FC (Mehta et al. 2023),
       ``T = n_noisy_steps`` full-batch steps from 0 of all the binary problems
       at once, with Gaussian noise of std ``s * sensitivity / n`` on each
-      released mean, accounted in zCDP (``delta`` in (0, 1)). ``rho``, the
-      zCDP parameter for a label change, is the largest that converts to
-      ``(epsilon, delta)``. Only the gradients read the labels: a label change
+      released mean (``delta`` in (0, 1)); the releases compose into one
+      Gaussian of ``mu`` noise stds for a label change, the largest whose
+      exact privacy profile (Balle and Wang 2018) is within ``(epsilon,
+      delta)`` (``mechanism_params_["gaussian"]``, ``rho = mu^2 / 2``). Only
+      the gradients read the labels: a label change
       moves the gradient sum by ``(e_old - e_new) z^T`` (L2 norm ``sqrt(2)``
       for K > 2, 1 for K = 2) and the Hessians and Gram matrix, functions of
       the features and of the earlier outputs, not at all. Under label DP the
@@ -392,20 +399,22 @@ class DPLogisticRegression(_BasePrivateERM):
         noise is scaled to; a label change moves the clipped sum by at most
         ``min(2 C, Delta)`` (both clipped terms have norm ``<= C``, and
         clipping is a projection onto a convex set, so it does not increase
-        their distance), so ``rho = T min(2 C, Delta)^2 / (2 s^2 C^2)`` and the
-        add/remove ``example_rho = T / (2 s^2)``.
+        their distance), so ``mu^2 = T min(2 C, Delta)^2 / (s^2 C^2)`` (one
+        Gaussian, exact profile) and the add/remove ``example_gaussian^2 = T
+        / s^2``.
       * Poisson minibatches (``batch_size=b``, full DP only): every row joins
         each step's batch independently with probability ``q = b / n`` and
-        gradients are clipped to ``max_grad_norm``. dp-accounting's Renyi-DP
-        accountant (the ``accounting`` extra) covers adding or removing one
-        example only, so the label budget is reached by group privacy, as in
-        :class:`~sklearn_labeldp.nn.DPSGDClassifier`: ``s`` is the smallest
-        noise multiplier whose ``T`` subsampled-Gaussian steps are
-        ``(eps_ex, delta_ex)``-DP with ``eps_ex <= epsilon / 2`` and
-        ``delta_ex = delta / (1 + e^(epsilon / 2))``; ``example_epsilon_`` and
-        ``example_delta_`` are that add/remove guarantee and ``epsilon_ = 2
-        example_epsilon_``, ``delta_ = (1 + e^example_epsilon_) delta_ex`` the
-        label one (at most ``epsilon`` and ``delta``). Under label DP no
+        gradients are clipped to ``max_grad_norm``. The label change is
+        accounted directly (privacy loss distributions, the ``accounting``
+        extra): every clipped gradient has norm ``<= B = min(C, sqrt(m))`` and
+        a label change moves it by ``<= D = min(2 C, Delta)``, so the
+        replace-one pair ``+-B`` dominates each step and, with two classes
+        (whose two gradients straddle 0 along ``z``), the add/remove pair of
+        sensitivity ``D`` does too (Zhu, Dong and Wang 2022; Lebeda et al.
+        2024); ``s`` is the smallest noise multiplier within ``(epsilon,
+        delta)`` by either. ``epsilon_`` is that label epsilon (at most
+        ``epsilon``) at ``delta``, ``example_epsilon_`` the run's add/remove
+        guarantee at ``delta``. Under label DP no
         minibatch is offered: ``batch_size`` with ``privacy="label"`` raises
         a ``ValueError`` (before any budget is charged).
 
@@ -612,7 +621,7 @@ class DPLogisticRegression(_BasePrivateERM):
     ...                             C=10.0, data_norm=4.0, classes=[0, 1],
     ...                             random_state=0).fit(X, y)
     >>> full.epsilon_, round(full.example_epsilon_, 2)  # label change (charged), add/remove
-    (1.0, 1.46)
+    (1.0, 1.47)
     """
 
     _parameter_constraints: dict = {
