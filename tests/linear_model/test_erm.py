@@ -9,18 +9,21 @@ import scipy.sparse as sp
 from scipy import stats
 from scipy.linalg import LinAlgError, cho_factor
 from scipy.linalg.blas import ssyrk
+from scipy.optimize import brentq
+from scipy.special import log_ndtr, ndtr
 from sklearn.datasets import load_breast_cancer, make_blobs, make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_labeldp.accounting import BudgetAccountant, approx_dp_to_zcdp, zcdp_to_approx_dp
+from sklearn_labeldp.accounting import BudgetAccountant
 from sklearn_labeldp.exceptions import ConvergenceError, ReleaseError
 from sklearn_labeldp.linear_model import _gram_noise, _second_order
 from sklearn_labeldp.linear_model._calibration import (
     objective_perturbation_params,
     output_perturbation_beta,
+    perturbation_example_epsilon,
     perturbation_params,
 )
 from sklearn_labeldp.linear_model._erm import DPLinearSVC, DPLogisticRegression, _feature_map
@@ -43,6 +46,26 @@ def _breast_cancer():
 def _blobs(n_classes=5, n=600, seed=0):
     X, y = make_blobs(n, 4, centers=n_classes, cluster_std=2.0, random_state=seed)
     return X, y
+
+
+# ------------------------------------------------------------------ exact Gaussian profile
+
+
+def _profile_delta(epsilon, mu):
+    """Balle and Wang (2018), Thm. 8: the Gaussian mechanism of ``mu`` noise stds is
+    exactly (epsilon, delta)-DP for ``delta = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``."""
+    return ndtr(-epsilon / mu + mu / 2) - math.exp(epsilon + log_ndtr(-epsilon / mu - mu / 2))
+
+
+def _exact_mu(epsilon, delta):
+    """The largest ``mu`` whose exact profile meets ``delta`` at ``epsilon``."""
+    return brentq(lambda mu: _profile_delta(epsilon, mu) - delta, 1e-3, 50.0, xtol=1e-15,
+                  rtol=1e-15)
+
+
+def _exact_epsilon(mu, delta):
+    """The smallest ``epsilon`` with ``_profile_delta(epsilon, mu) <= delta``."""
+    return brentq(lambda e: _profile_delta(e, mu) - delta, 0.0, 100.0, xtol=1e-14, rtol=1e-15)
 
 
 # --------------------------------------------------------------------------- noise
@@ -69,7 +92,8 @@ def test_gamma_noise_direction_is_uniform():
 
 
 def test_output_perturbation_noise_of_the_mechanism():
-    """coef - exact minimiser has norm ~ Gamma(d, 1/beta), beta = n Lambda eps / 2 (full DP)."""
+    """coef - exact minimiser has norm ~ Gamma(d, 1/beta), beta = n Lambda eps (full DP
+    calibrated for a label change: the logistic minimiser moves by <= 1 / (n Lambda))."""
     X, y = _blobs(2, n=60)
     Z = _feature_map(X, 5.0, True)
     n, d = Z.shape
@@ -78,9 +102,13 @@ def test_output_perturbation_noise_of_the_mechanism():
                          1e-10, 1000)
     params = perturbation_params("output", epsilon=eps, n_samples=n, n_classes=2, reg=reg,
                                  loss=LogisticLoss(), privacy="full")
-    beta = output_perturbation_beta(eps, n, reg)
-    assert beta == pytest.approx(n * reg * eps / 2)
+    beta = output_perturbation_beta(eps, n, reg, 1.0)
+    assert beta == pytest.approx(n * reg * eps)
     assert params["noise_scale"] == pytest.approx(1 / beta)
+    # The substitution bound (g = 2) is twice the label one: the same noise is 2 eps-DP
+    # for whole examples.
+    assert output_perturbation_beta(eps, n, reg) == pytest.approx(n * reg * eps / 2)
+    assert perturbation_example_epsilon("output", params, n) == pytest.approx(2 * eps)
     norms = []
     for seed in range(400):
         coef = perturbed_erm(
@@ -201,12 +229,15 @@ def test_delta_is_a_function_of_public_quantities():
     assert list(inspect.signature(objective_perturbation_params).parameters) == [
         "epsilon", "n_samples", "reg", "c", "hessian_rank"]
     X, y = _blobs(2, n=200)
-    for estimator in (DPLogisticRegression(privacy="full"), DPLinearSVC()):
+    # The Huber hinge's Hessian change under a label change has rank 1, so Delta > 0
+    # here under either privacy; the logistic loss's has rank 0 (Delta = 0 always).
+    for estimator in (DPLinearSVC(privacy="full"), DPLinearSVC(),
+                      DPLogisticRegression(privacy="full")):
         estimator.set_params(epsilon=0.1, C=0.1, data_norm=20.0, classes=[0, 1],
                              random_state=0)
         plans = [estimator.fit(X, labels).mechanism_params_
                  for labels in (y, 1 - y, np.zeros_like(y))]
-        assert plans[0]["extra_regularization"] > 0
+        assert (plans[0]["extra_regularization"] > 0) == isinstance(estimator, DPLinearSVC)
         assert plans[0] == plans[1] == plans[2]
 
 
@@ -295,7 +326,8 @@ def test_estimator_uses_the_objective_branch(estimator, c, privacy, epsilon):
                          privacy=privacy)
     estimator.fit(X, y)
     plan = estimator.mechanism_params_
-    g, rank = neighbour_bounds(estimator._loss(), privacy)
+    # Calibrated for a label change under either privacy (g, r of the label relation).
+    g, rank = neighbour_bounds(estimator._loss(), "label")
     reg = 1.0 / (2 * 0.1 * 200)  # Lambda = 1 / (2 C n) on z with an intercept
     assert plan["regularization"] == pytest.approx(reg)
     expected = objective_perturbation_params(epsilon, 200, reg, c, hessian_rank=rank)
@@ -303,6 +335,12 @@ def test_estimator_uses_the_objective_branch(estimator, c, privacy, epsilon):
     assert (plan["gradient_sensitivity"], plan["hessian_rank"]) == (g, rank)
     assert plan["noise_scale"] == pytest.approx(g / expected[0])
     assert plan["curvature_bound"] == c
+    if privacy == "full":
+        # Substitution (Chaudhuri et al. 2011, Thm. 9: gradient change 2, Hessian rank 2)
+        # with the noise actually drawn.
+        example = 2 * expected[0] / g + 2 * math.log1p(c / (200 * (reg + expected[1])))
+        assert estimator.example_epsilon_ == pytest.approx(example, rel=1e-12)
+        assert estimator.example_epsilon_ > epsilon
     # Both branches are exercised where the Jacobian term exists.
     assert (expected[1] > 0) == (epsilon == 0.05 and rank > 0)
 
@@ -318,7 +356,7 @@ def test_huber_hinge_loss_bounds():
     assert np.allclose(num[1:-1], loss.derivative(m)[1:-1], atol=1e-2)
 
 
-# --------------------------------------------------------------------------- Gaussian (zCDP)
+# --------------------------------------------------------------------------- Gaussian
 
 
 @pytest.mark.parametrize(
@@ -329,12 +367,13 @@ def test_newton_fc_gradient_noise_std_is_calibrated(privacy, solver):
     Z = _feature_map(X, 20.0, True)
     n, d = Z.shape
     eps, delta, T = 1.0, 1e-5, 4
-    rho = approx_dp_to_zcdp(eps, delta)
+    mu = _exact_mu(eps, delta)
     # The noise std is s times the relation's sensitivity (sqrt(2) label, sqrt(K) = sqrt(5)
     # add/remove); a label change moves the gradient by sqrt(2) and the curvature by 0, so
-    # rho = T (sqrt(2) / sens)^2 / (2 s^2) for a label change either way.
+    # the run is one Gaussian of mu^2 = T (sqrt(2) / sens)^2 / s^2 noise stds for a label
+    # change either way, mu where the exact profile meets (eps, delta).
     sens = math.sqrt(2.0) if privacy == "label" else math.sqrt(5.0)
-    s = math.sqrt(T * (2.0 / sens**2) / (2 * rho))
+    s = math.sqrt(T * 2.0 / sens**2) / mu
     clf = DPLogisticRegression(
         epsilon=eps, delta=delta, solver=solver, privacy=privacy, n_noisy_steps=T,
         data_norm=20.0, classes=range(5), random_state=0,
@@ -343,7 +382,8 @@ def test_newton_fc_gradient_noise_std_is_calibrated(privacy, solver):
     assert plan["noise_multiplier"] == pytest.approx(s)
     assert plan["sensitivities"]["gradient"] == pytest.approx(sens)
     assert plan["noise_stds"]["gradient"] == pytest.approx(s * sens / n)
-    assert plan["rho"] == pytest.approx(rho)
+    assert plan["gaussian"] == pytest.approx(mu)
+    assert plan["rho"] == pytest.approx(mu**2 / 2)
     assert plan["n_noisy_steps"] == T
     if privacy == "label" and solver == "fc":
         # Empirical: one FC step from 0 is theta = -P^-1 (g + noise), P = G/(4n) + Lambda I.
@@ -374,11 +414,13 @@ def test_binary_label_sensitivity_is_one():
     assert set(clf.mechanism_params_["noise_stds"]) == {"gradient"}
     full = clf.set_params(privacy="full").fit(X, y).mechanism_params_
     assert full["sensitivities"]["hessian"] == 0.25
-    # Full DP, charged for a label change: the 3 gradients (noise s, shift 1) cost
-    # 3 / (2 s^2), the Hessians nothing. (Add/remove: 2 * 3 / (2 s^2), the old charge.)
-    rho = approx_dp_to_zcdp(1.0, 1e-5)
-    assert full["noise_multiplier"] == pytest.approx(math.sqrt(3 / (2 * rho)))
-    assert full["example_rho"] == pytest.approx(2 * rho)
+    # Full DP, charged for a label change: the 3 gradients (noise s, shift 1) are a
+    # Gaussian of mu^2 = 3 / s^2, the Hessians nothing. (Add/remove: 2 * 3 / s^2.)
+    mu = _exact_mu(1.0, 1e-5)
+    assert full["noise_multiplier"] == pytest.approx(math.sqrt(3) / mu)
+    assert full["gaussian"] == pytest.approx(mu)
+    assert full["example_gaussian"] == pytest.approx(math.sqrt(2) * mu)
+    assert full["example_rho"] == pytest.approx(mu**2)
 
 
 @pytest.mark.parametrize("privacy", ["label", "full"])
@@ -486,16 +528,24 @@ def test_full_dp_second_order_records_the_label_guarantee(solver, n_classes):
     params, spend = clf.mechanism_params_, clf.privacy_spend_
     assert clf.epsilon_ <= 1.5 and clf.delta_ == 1e-5
     assert (acc.total().epsilon, acc.total().delta) == (clf.epsilon_, clf.delta_)
-    # The ledger's rho is the label-change one, within (epsilon, delta).
+    # The ledger's Gaussian is the label-change one; its exact profile meets (epsilon,
+    # delta): the noise is calibrated, not merely valid.
     s, m = params["noise_multiplier"], params["n_problems"]
     shift = 1.0 if n_classes == 2 else math.sqrt(2.0)
-    assert spend.rho == params["rho"] == pytest.approx(6 * shift**2 / (m * 2 * s**2))
-    assert zcdp_to_approx_dp(spend.rho, 1e-5) <= 1.5
+    mu = params["gaussian"]
+    assert mu == pytest.approx(math.sqrt(6 * shift**2 / m) / s, rel=1e-12)
+    assert mu == pytest.approx(_exact_mu(1.5, 1e-5), rel=1e-9)
+    assert _profile_delta(1.5, mu) <= 1e-5 * (1 + 1e-9)
+    assert spend.rho == params["rho"] == pytest.approx(mu**2 / 2, rel=1e-12)
     assert acc.total_zcdp() == spend.rho
-    # The example-level guarantee is the add/remove accounting of the same noise.
+    # The example-level guarantee is the add/remove accounting of the same noise, by the
+    # same exact profile.
     releases = 2 * 6 if solver == "newton" else 6 + 1
+    assert params["example_gaussian"] == pytest.approx(math.sqrt(releases) / s, rel=1e-12)
     assert params["example_rho"] == pytest.approx(releases / (2 * s**2))
-    assert clf.example_epsilon_ == zcdp_to_approx_dp(params["example_rho"], 1e-5)
+    assert clf.example_epsilon_ == pytest.approx(
+        _exact_epsilon(params["example_gaussian"], 1e-5), rel=1e-9)
+    assert clf.example_epsilon_ > clf.epsilon_
     assert clf.example_delta_ == 1e-5
     assert spend.params == {"privacy": "full", **params, "example_epsilon": clf.example_epsilon_,
                             "example_delta": 1e-5}
@@ -511,12 +561,29 @@ def test_substitution_guarantee_covers_the_label_change(Estimator, solver, n_cla
               random_state=0, accountant=acc)
     clf = Estimator(privacy="full", **kw).fit(X, y)
     assert (clf.epsilon_, clf.delta_) == (2.0, 0.0)
-    assert (clf.example_epsilon_, clf.example_delta_) == (clf.epsilon_, 0.0)
-    assert clf.privacy_spend_.params["example_epsilon"] == 2.0
-    assert acc.total().epsilon == 2.0
+    assert acc.total().epsilon == 2.0  # the ledger is charged the label change only
+    # The noise is calibrated for a label change; the same noise's substitution guarantee
+    # (Chaudhuri et al. 2011: gradient change 2, Hessian change rank 2, every one of the
+    # m problems) is reported beside it, and covers the label change.
+    params, n = clf.mechanism_params_, 300
+    scale, reg, m = params["noise_scale"], params["regularization"], params["n_problems"]
+    if solver == "output":
+        per_problem = 2 / (n * reg * scale)
+    else:
+        per_problem = 2 / scale + 2 * math.log1p(
+            params["curvature_bound"] / (n * (reg + params["extra_regularization"])))
+    assert clf.example_epsilon_ == pytest.approx(m * per_problem, rel=1e-12)
+    assert clf.example_epsilon_ >= clf.epsilon_ and clf.example_delta_ == 0.0
+    assert clf.privacy_spend_.params["example_epsilon"] == clf.example_epsilon_
+    if Estimator is DPLogisticRegression and solver == "output":
+        # 2 / g_label = 2 times eps with two classes; K times eps with K (eps / 2 each).
+        assert clf.example_epsilon_ == pytest.approx(4.0 if n_classes == 2 else 8.0)
     label = Estimator(privacy="label", **kw).fit(X, y)
     assert not hasattr(label, "example_epsilon_") and not hasattr(label, "example_delta_")
     assert "example_epsilon" not in label.privacy_spend_.params
+    # privacy="full" draws exactly the noise of privacy="label".
+    assert label.mechanism_params_ == params
+    np.testing.assert_array_equal(label.coef_, clf.coef_)
 
 
 # --------------------------------------------------------------------------- budget split
@@ -526,7 +593,8 @@ def test_substitution_guarantee_covers_the_label_change(Estimator, solver, n_cla
 @pytest.mark.parametrize("solver", ["objective", "output"])
 @pytest.mark.parametrize(
     "n_classes, privacy, share",
-    [(2, "label", 1), (2, "full", 1), (5, "label", 2), (5, "full", 5)],
+    # A label change moves 2 of the K one-vs-rest problems under either privacy.
+    [(2, "label", 1), (2, "full", 1), (5, "label", 2), (5, "full", 2)],
 )
 def test_budget_split(Estimator, solver, n_classes, privacy, share):
     X, y = _blobs(n_classes, n=300)
@@ -750,7 +818,10 @@ def test_budget_charged_with_delta_for_zcdp_solvers():
                                random_state=0, accountant=acc).fit(X, y)
     assert (clf.epsilon_, clf.delta_) == (1.0, 1e-5)
     assert acc.total().delta == pytest.approx(1e-5)
-    assert clf.privacy_spend_.rho == pytest.approx(approx_dp_to_zcdp(1.0, 1e-5))
+    # One Gaussian of mu noise stds (exact profile at (1, 1e-5)), recorded with rho = mu^2 / 2.
+    mu = _exact_mu(1.0, 1e-5)
+    assert clf.privacy_spend_.params["gaussian"] == pytest.approx(mu, rel=1e-9)
+    assert clf.privacy_spend_.rho == pytest.approx(mu**2 / 2, rel=1e-9)
 
 
 @pytest.mark.parametrize("Estimator", [DPLogisticRegression, DPLinearSVC])
