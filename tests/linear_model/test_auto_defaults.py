@@ -6,9 +6,10 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
+from scipy.stats import norm
 from sklearn.datasets import make_blobs, make_classification
 
-from sklearn_labeldp.accounting import gaussian_rho, gaussian_sigma_for_approx_dp
 from sklearn_labeldp.linear_model import (
     DPLeastSquaresClassifier,
     DPLinearSVC,
@@ -91,12 +92,13 @@ def test_user_value_wins(name, given):
 
 
 def test_auto_steps_follow_the_random_walk_rule():
-    # Two classes, label DP: T = n sqrt(2 rho) / eta with eta = 4, rho the zCDP of
-    # (epsilon, delta), before clipping to [10, 1000]; the dimension does not enter.
+    # Two classes, label DP: T = n mu / eta with eta = 4, mu the Gaussian (in noise stds)
+    # of one step at (epsilon, delta) by the exact profile (Balle and Wang 2018), before
+    # clipping to [10, 1000]; the dimension does not enter.
     n, d, eps, delta = 10000, 9, 1.0, 1e-5
-    s1 = gaussian_sigma_for_approx_dp(eps, delta, sensitivity=1.0)
-    rho = gaussian_rho(1.0, s1)
-    expected = math.floor(n * math.sqrt(2 * rho) / 4.0)
+    mu = brentq(lambda m: norm.cdf(-eps / m + m / 2) - math.exp(eps) * norm.cdf(-eps / m - m / 2)
+                - delta, 1e-3, 50.0, xtol=1e-14)
+    expected = math.floor(n * mu / 4.0)
     assert FIRST_ORDER_AUTO_STEPS[0] < expected < FIRST_ORDER_AUTO_STEPS[1]
     kw = dict(delta=delta, privacy="label", max_grad_norm=None, learning_rate=None)
     got = auto_first_order_steps("sgd", epsilon=eps, n_samples=n, n_classes=2, n_features=d,
@@ -125,11 +127,12 @@ def test_auto_steps_follow_the_random_walk_rule():
 def test_auto_perturbation_regularization_is_the_noise_share(solver, privacy, k):
     # nu = d g / (n eps_problem); Lambda = c nu (objective, c = 1/4 logistic) or nu
     # (output); C_ is its scikit-learn C, recorded with the Lambda the noise was
-    # calibrated with.
+    # calibrated with. Both privacy settings are calibrated for a label change: g = 1 and
+    # epsilon / 2 for each of the 2 problems it touches (the whole epsilon with K = 2).
     X, y = _data(300, k)
     n, d = X.shape[0], X.shape[1] + 1
-    eps_problem = 2.0 if k == 2 else (1.0 if privacy == "label" else 2.0 / k)
-    g = 1.0 if privacy == "label" else 2.0
+    eps_problem = 2.0 if k == 2 else 1.0
+    g = 1.0
     nu = d * g / (n * eps_problem)
     reg = 0.25 * nu if solver == "objective" else nu
     assert perturbation_noise_share(epsilon=2.0, n_samples=n, n_classes=k, n_features=d,
@@ -146,7 +149,7 @@ def test_auto_perturbation_regularization_is_the_noise_share(solver, privacy, k)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         svc.fit(X, y)
-    g_svc = 2.0
+    g_svc = 2.0  # the Huber hinge's label-change gradient bound (neighbour_bounds)
     reg_svc = d * g_svc / (n * eps_problem) * (2.0 if solver == "objective" else 1.0)
     assert svc.mechanism_params_["regularization"] == pytest.approx(reg_svc)
 
@@ -214,14 +217,20 @@ def test_defaults_learn_on_small_data(n, k):
 
 
 def test_one_vs_rest_warning_once_when_the_split_leaves_noise():
+    # Three classes, epsilon / 2 per problem under either privacy: the noise share
+    # d g / (n eps / 2) = 5 / (300 * 0.04) = 0.42 exceeds a class's 1/3 at epsilon = 0.08,
+    # and 5 / (300 * 0.1) = 0.17 does not at 0.2.
     X, y = _data(300, 3)
-    with pytest.warns(UserWarning, match="one-vs-rest") as record:
-        DPLogisticRegression(epsilon=0.2, privacy="full", data_norm=4.0, classes=[0, 1, 2],
-                             random_state=0).fit(X, y)
-    assert sum("one-vs-rest" in str(w.message) for w in record) == 1
+    for privacy in ("full", "label"):
+        with pytest.warns(UserWarning, match="one-vs-rest") as record:
+            DPLogisticRegression(epsilon=0.08, privacy=privacy, data_norm=4.0,
+                                 classes=[0, 1, 2], random_state=0).fit(X, y)
+        assert sum("one-vs-rest" in str(w.message) for w in record) == 1
     # Two classes, or a budget that leaves signal, do not warn.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        DPLogisticRegression(epsilon=0.2, privacy="full", data_norm=4.0, classes=[0, 1, 2],
+                             random_state=0).fit(X, y)
         DPLinearSVC(epsilon=0.5, privacy="full", data_norm=4.0, classes=[0, 1],
                     random_state=0).fit(X, (y > 0).astype(int))
         Xb, yb = _data(4000, 3)

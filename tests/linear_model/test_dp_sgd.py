@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy import stats
+from scipy.optimize import brentq
 from sklearn.datasets import load_breast_cancer, make_blobs
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
@@ -20,11 +21,12 @@ from sklearn_labeldp.accounting import (
     _subsampled,
     approx_dp_to_zcdp,
     subsampled_gaussian_epsilon,
-    subsampled_gaussian_noise_multiplier,
     zcdp_to_approx_dp,
 )
 from sklearn_labeldp.accounting._subsampled import (
     SUBSAMPLED_GAUSSIAN_METHODS,
+    bounded_label_change_epsilon,
+    calibrate_bounded_label_change,
     calibrate_dp_sgd,
 )
 from sklearn_labeldp.exceptions import ReleaseError
@@ -46,6 +48,22 @@ from sklearn_labeldp.linear_model._preprocessing import row_norms
 from sklearn_labeldp.linear_model._statistics import one_vs_rest_targets
 
 DELTA = 1e-5
+
+
+def _gaussian_profile(epsilon, mu):
+    """The exact privacy profile of a Gaussian of ``mu`` noise stds (Balle and Wang 2018)."""
+    return (stats.norm.cdf(-epsilon / mu + mu / 2)
+            - math.exp(epsilon) * stats.norm.cdf(-epsilon / mu - mu / 2))
+
+
+def _exact_gaussian_mu(epsilon, delta):
+    """The test oracle: the largest ``mu`` whose exact profile meets ``delta`` at ``epsilon``."""
+    return brentq(lambda mu: _gaussian_profile(epsilon, mu) - delta, 1e-3, 50.0, xtol=1e-14)
+
+
+def _exact_gaussian_epsilon(mu, delta):
+    """The smallest ``epsilon`` whose exact profile at ``mu`` is within ``delta``."""
+    return brentq(lambda eps: _gaussian_profile(eps, mu) - delta, 0.0, 100.0, xtol=1e-14)
 
 
 def per_example_gradients(theta, Z, E, clip_norm):
@@ -272,19 +290,31 @@ def test_estimator_noise_is_calibrated(privacy, n_classes, batch_size):
     sens = 0.8 if privacy == "full" else (1.0 if m == 1 else math.sqrt(2.0))
     if batch_size is None:
         # A label change moves each release by label_shift (min(2 C, sqrt(2)) = sqrt(2)
-        # under full DP with C = 0.8 and 4 classes): rho = T (shift / sens)^2 / (2 s^2).
+        # under full DP with C = 0.8 and 4 classes): the run is one Gaussian of
+        # mu = sqrt(T) (shift / sens) / s noise stds, mu where the exact profile meets delta.
         label_shift = 1.0 if m == 1 else math.sqrt(2.0)
-        rho = approx_dp_to_zcdp(eps, DELTA)
-        s = math.sqrt(T * (label_shift / sens) ** 2 / (2 * rho))
-        assert plan["rho"] == pytest.approx(rho)
-        assert (T * (label_shift / sens) ** 2 / (2 * plan["noise_multiplier"] ** 2)
-                == pytest.approx(rho, rel=1e-12))
+        mu = _exact_gaussian_mu(eps, DELTA)
+        s = math.sqrt(T) * (label_shift / sens) / mu
+        assert plan["gaussian"] == pytest.approx(mu, rel=1e-6)
+        assert plan["rho"] == pytest.approx(mu**2 / 2, rel=1e-6)
+        assert (math.sqrt(T) * (label_shift / sens) / plan["noise_multiplier"]
+                == pytest.approx(plan["gaussian"], rel=1e-12))
+        # Less noise than the zCDP conversion the exact profile replaced.
+        assert s < math.sqrt(T * (label_shift / sens) ** 2 / (2 * approx_dp_to_zcdp(eps, DELTA)))
         q = 1.0
     else:
-        # Group privacy: the add/remove target is (eps / 2, delta / (1 + e^(eps / 2))).
+        # The label change accounted directly: clipped gradients of norm <= B = min(C,
+        # sqrt(m)) = 0.8, moved by <= D = min(2 C, sqrt(2)) = sqrt(2); with 3 classes only
+        # the replace-one pair +-B dominates (no straddle).
         q = batch_size / 600
-        s = subsampled_gaussian_noise_multiplier(eps / 2, q, T, DELTA / (1 + math.exp(eps / 2)))
-        assert "rho" not in plan
+        s = plan["noise_multiplier"]
+        label_eps, key, value = bounded_label_change_epsilon(
+            s * 0.8, q, T, DELTA, norm_bound=0.8, change_bound=math.sqrt(2.0), straddle=False)
+        assert key == "subsampled_gaussian_label" and plan[key] == value == (s, q, T)
+        assert plan["label_epsilon"] == label_eps
+        assert 0.98 * eps <= label_eps <= eps  # calibrated, not merely valid
+        assert s < calibrate_dp_sgd(eps, DELTA, q, T)[0]  # less than group privacy's
+        assert "rho" not in plan and "gaussian" not in plan
     assert plan["noise_multiplier"] == pytest.approx(s)
     assert plan["sample_rate"] == pytest.approx(q)
     assert plan["expected_batch_size"] == pytest.approx(q * 600)
@@ -312,7 +342,8 @@ def test_noise_decreases_with_epsilon_and_grows_with_steps():
     std = {(eps, T): _fit(X, y, 2, solver="adam", epsilon=eps, n_noisy_steps=T)
            .mechanism_params_["noise_stds"]["gradient"] for eps in (0.5, 2.0) for T in (4, 16)}
     assert std[(2.0, 4)] < std[(0.5, 4)] and std[(0.5, 4)] < std[(0.5, 16)]
-    assert std[(0.5, 16)] == pytest.approx(2 * std[(0.5, 4)])  # sqrt(T) in zCDP
+    # sqrt(T): T releases compose into one Gaussian of mu = sqrt(T) / s.
+    assert std[(0.5, 16)] == pytest.approx(2 * std[(0.5, 4)])
 
 
 # --------------------------------------------------------------------------- sampling
@@ -359,20 +390,24 @@ def test_the_released_mean_divides_by_the_expected_batch_size():
 
 @pytest.mark.parametrize("solver, mechanism", [("sgd", "DP-SGD"), ("adam", "DP-Adam")])
 @pytest.mark.parametrize("privacy", ["label", "full"])
-def test_full_batch_spend_is_the_zcdp_leaf(solver, mechanism, privacy):
+def test_full_batch_spend_is_the_exact_gaussian_leaf(solver, mechanism, privacy):
     X, y = _blobs(3, n=300)
     acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
     clf = _fit(X, y, 3, solver=solver, privacy=privacy, n_noisy_steps=12, epsilon=1.5,
                accountant=acc)
     spend = clf.privacy_spend_
-    rho = approx_dp_to_zcdp(1.5, DELTA)
+    mu = _exact_gaussian_mu(1.5, DELTA)
     assert spend.mechanism == mechanism and spend.composition == "leaf"
     example = {}
     if privacy == "full":
         example = {"example_epsilon": clf.example_epsilon_, "example_delta": DELTA}
     assert spend.params == {"privacy": privacy, **clf.mechanism_params_, **example}
-    assert spend.rho == pytest.approx(rho)
-    assert zcdp_to_approx_dp(spend.rho, DELTA) <= 1.5
+    # The Gaussian of mu noise stds whose exact profile is (1.5, DELTA); rho = mu^2 / 2.
+    assert spend.params["gaussian"] == pytest.approx(mu, rel=1e-6)
+    assert _gaussian_profile(1.5, spend.params["gaussian"]) <= DELTA * (1 + 1e-9)
+    assert spend.rho == pytest.approx(mu**2 / 2, rel=1e-6)
+    # The zCDP conversion of the same rho overstates the spend: the exact profile buys more.
+    assert zcdp_to_approx_dp(spend.rho, DELTA) > 1.5
     assert (clf.epsilon_, clf.delta_) == (1.5, DELTA)
     assert acc.spends == [spend]
     assert clf.n_iter_ == 12
@@ -380,9 +415,10 @@ def test_full_batch_spend_is_the_zcdp_leaf(solver, mechanism, privacy):
 
 @pytest.mark.parametrize("n_classes, max_grad_norm", [(2, None), (2, 0.1), (3, None), (3, 0.5)])
 def test_full_batch_full_dp_is_charged_for_the_label_change(n_classes, max_grad_norm):
-    """rho on the ledger is the label-change one, T min(2 C, Delta)^2 / (2 s^2 C^2); the
-    add/remove T / (2 s^2) is example_epsilon_. With C = 0.1 and two classes a label
-    change costs 4 times the add/remove rho (the old record under-stated it)."""
+    """The ledger's Gaussian is the label-change one, mu = sqrt(T) min(2 C, Delta) / (s C),
+    exact profile at (1, DELTA); the add/remove sqrt(T) / s gives example_epsilon_. With
+    C = 0.1 and two classes a label change moves the releases twice as far as adding or
+    removing an example (an add/remove record would under-state it)."""
     X, y = _blobs(n_classes, n=300)
     acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
     T = 9
@@ -392,61 +428,100 @@ def test_full_batch_full_dp_is_charged_for_the_label_change(n_classes, max_grad_
     s, clip = params["noise_multiplier"], params["max_grad_norm"]
     shift = min(2 * clip, 1.0 if n_classes == 2 else math.sqrt(2.0))
     assert params["label_sensitivities"] == {"gradient": shift}
-    assert params["rho"] == pytest.approx(T * (shift / clip) ** 2 / (2 * s**2), rel=1e-12)
-    assert params["rho"] == pytest.approx(approx_dp_to_zcdp(1.0, DELTA), rel=1e-12)
+    mu = params["gaussian"]
+    assert mu == pytest.approx(math.sqrt(T) * (shift / clip) / s, rel=1e-12)
+    assert mu == pytest.approx(_exact_gaussian_mu(1.0, DELTA), rel=1e-6)
+    assert params["rho"] == pytest.approx(mu**2 / 2, rel=1e-12)
+    assert params["example_gaussian"] == pytest.approx(math.sqrt(T) / s, rel=1e-12)
     assert params["example_rho"] == pytest.approx(T / (2 * s**2), rel=1e-12)
     if max_grad_norm == 0.1:
+        assert mu == pytest.approx(2 * params["example_gaussian"])
         assert params["rho"] == pytest.approx(4 * params["example_rho"])
-    assert clf.epsilon_ <= 1.0 and zcdp_to_approx_dp(clf.privacy_spend_.rho, DELTA) <= 1.0
+    assert clf.epsilon_ <= 1.0 and _gaussian_profile(clf.epsilon_, mu) <= DELTA * (1 + 1e-9)
+    assert clf.privacy_spend_.params["gaussian"] == mu
     assert (acc.total().epsilon, acc.total().delta) == (clf.epsilon_, clf.delta_)
-    assert clf.example_epsilon_ == zcdp_to_approx_dp(params["example_rho"], DELTA)
+    assert clf.example_epsilon_ == pytest.approx(
+        _exact_gaussian_epsilon(params["example_gaussian"], DELTA), rel=1e-9)
+    assert _gaussian_profile(clf.example_epsilon_, params["example_gaussian"]) <= DELTA * (
+        1 + 1e-9)
     assert clf.example_delta_ == DELTA
 
 
+def _dp_accounting_epsilon(relation, noise_multiplier, q, steps, delta):
+    """dp-accounting's PLD epsilon of ``steps`` Poisson-subsampled Gaussians, built here."""
+    dpa = pytest.importorskip("dp_accounting")
+    accountant = dpa.pld.PLDAccountant(getattr(dpa.NeighboringRelation, relation))
+    accountant.compose(dpa.SelfComposedDpEvent(
+        dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(noise_multiplier)), steps))
+    return accountant.get_epsilon(delta)
+
+
 @pytest.mark.parametrize("solver", ["sgd", "adam"])
-def test_minibatch_spend_is_the_group_privacy_label_guarantee(solver):
-    """Poisson minibatches: add/remove (eps_ex, delta_ex) from dp-accounting, charged as
-    (2 eps_ex, (1 + e^eps_ex) delta_ex) for a label change, as DPSGDClassifier does."""
+def test_minibatch_spend_is_the_direct_label_change_guarantee(solver):
+    """Poisson minibatches, two classes, C = 1: every clipped gradient has norm <= B = 1 and
+    a label change moves it by <= D = min(2 C, 1) = 1, through 0; the replace-one pair +-B
+    and the add/remove pair of sensitivity D both dominate, and the record is the smaller
+    epsilon (the add/remove one here), at the fit's delta, with no group privacy."""
     X, y = _blobs(2, n=1000)
     acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
     T, b = 40, 50
     clf = _fit(X, y, 2, solver=solver, privacy="full", n_noisy_steps=T, batch_size=b,
                epsilon=0.8, accountant=acc)
     q = b / 1000
-    example_delta = DELTA / (1 + math.exp(0.4))
-    sigma = subsampled_gaussian_noise_multiplier(0.4, q, T, example_delta)
-    spend = clf.privacy_spend_
-    assert clf.mechanism_params_["noise_multiplier"] == pytest.approx(sigma)
-    assert clf.example_epsilon_ == subsampled_gaussian_epsilon(sigma, q, T, example_delta)
-    assert clf.example_delta_ == pytest.approx(example_delta)
-    assert clf.example_epsilon_ <= 0.4 and clf.example_epsilon_ == pytest.approx(0.4, rel=1e-3)
-    assert clf.epsilon_ == 2 * clf.example_epsilon_ <= 0.8
-    assert clf.delta_ == pytest.approx((1 + math.exp(clf.example_epsilon_)) * example_delta)
-    assert clf.delta_ <= DELTA
+    params, spend = clf.mechanism_params_, clf.privacy_spend_
+    s = params["noise_multiplier"]
+    assert params["max_grad_norm"] == 1.0
+    label_eps, key, value = bounded_label_change_epsilon(
+        s, q, T, DELTA, norm_bound=1.0, change_bound=1.0, straddle=True)
+    assert key == "subsampled_gaussian" and value == (s, q, T)
+    assert clf.epsilon_ == params["label_epsilon"] == label_eps
+    assert 0.98 * 0.8 <= clf.epsilon_ <= 0.8 and clf.delta_ == DELTA
+    # Independently: dp-accounting's accountants of the two pairs, the smaller of them.
+    reference = min(_dp_accounting_epsilon("REPLACE_ONE", s, q, T, DELTA),
+                    _dp_accounting_epsilon("ADD_OR_REMOVE_ONE", s, q, T, DELTA))
+    assert 0.99 <= clf.epsilon_ / reference <= 1.10
+    # Less noise than group privacy bought for the same label budget.
+    assert s < calibrate_dp_sgd(0.8, DELTA, q, T)[0]
+    # The add/remove guarantee of the same noise, beside it (here the same pair: D = C).
+    assert clf.example_epsilon_ == subsampled_gaussian_epsilon(s, q, T, DELTA, method="pld")
+    assert clf.example_epsilon_ == pytest.approx(
+        _dp_accounting_epsilon("ADD_OR_REMOVE_ONE", s, q, T, DELTA), rel=0.02)
+    assert clf.example_delta_ == DELTA
     assert spend.params["example_epsilon"] == clf.example_epsilon_
-    # No add/remove Renyi-DP entry on the label ledger: no zCDP or RDP composition of it.
-    assert "subsampled_gaussian" not in spend.params and spend.rho is None
-    assert spend.params.items() >= clf.mechanism_params_.items()
+    assert spend.params[key] == value and spend.rho is None
+    assert spend.params.items() >= params.items()
     assert (acc.total().epsilon, acc.total().delta) == (clf.epsilon_, clf.delta_)
-    assert acc.total_rdp_approx_dp(DELTA) is None
+    # The described add/remove pair composes by Renyi DP too: valid, looser than the PLD.
+    assert acc.total_rdp_approx_dp(DELTA).epsilon >= clf.epsilon_
 
 
-def test_the_one_dp_sgd_calibration(monkeypatch):
-    """calibrate_dp_sgd, which the Poisson minibatches here and DPSGDClassifier share:
-    the smallest multiplier whose add/remove guarantee is within (epsilon / 2,
-    delta / (1 + e^(epsilon / 2))), so that its group-privacy label guarantee is within
-    (epsilon, delta); the guarantee it returns is the accountant's for that multiplier."""
+def test_the_dp_sgd_calibrations(monkeypatch):
+    """calibrate_dp_sgd (DPSGDClassifier's): the smallest multiplier whose add/remove
+    guarantee is within (epsilon / 2, delta / (1 + e^(epsilon / 2))), so that its
+    group-privacy label guarantee is within (epsilon, delta); the guarantee it returns is
+    the accountant's for that multiplier. The linear models' Poisson minibatches use
+    calibrate_bounded_label_change instead, the label change accounted directly."""
     eps, q, T = 1.0, 0.05, 30
     sigma, eps_ex, delta_ex = calibrate_dp_sgd(eps, DELTA, q, T)
     assert delta_ex == DELTA / (1 + math.exp(eps / 2))
     assert eps_ex == subsampled_gaussian_epsilon(sigma, q, T, delta_ex) <= eps / 2
     assert subsampled_gaussian_epsilon(sigma / (1 + 1e-5), q, T, delta_ex) > eps / 2  # smallest
     assert 2 * eps_ex <= eps and (1 + math.exp(eps_ex)) * delta_ex <= DELTA
-    # The estimator's minibatch calibration is this one (the default accountant, RDP).
+    # The estimator's minibatch calibration (3 classes, default C = sqrt(3)): norm bound
+    # B = min(C, sqrt(3)), change bound D = min(2 C, sqrt(2)), replace-one pair only.
     params = first_order_params("sgd", epsilon=eps, delta=DELTA, n_samples=1000, n_classes=3,
                                 reg=1e-3, privacy="full", n_noisy_steps=T, batch_size=50,
                                 max_grad_norm=None, learning_rate=None)
-    assert (params["noise_multiplier"], params["sample_rate"]) == (sigma, q)
+    clip = params["max_grad_norm"]
+    assert clip == pytest.approx(math.sqrt(3.0))
+    std, label_eps, key, value = calibrate_bounded_label_change(
+        eps, DELTA, q, T, math.sqrt(3.0), math.sqrt(2.0), False)
+    assert (params["noise_multiplier"] * clip, params["sample_rate"]) == pytest.approx((std, q))
+    assert params["label_epsilon"] == label_eps <= eps and params[key] == value
+    assert label_eps == bounded_label_change_epsilon(
+        std, q, T, DELTA, norm_bound=math.sqrt(3.0), change_bound=math.sqrt(2.0),
+        straddle=False)[0]
+    assert params["noise_multiplier"] < sigma  # below group privacy's multiplier
     # The accountants are named once, and the calibration takes no other.
     assert SUBSAMPLED_GAUSSIAN_METHODS == ("rdp", "pld")
     with pytest.raises(ValueError, match=r"\('rdp', 'pld'\)"):
