@@ -1,7 +1,7 @@
 """
-=====================================================
+======================================================
 Composing many spends: the sum against the tight total
-=====================================================
+======================================================
 
 Every fit charged to a :class:`~sklearn_labeldp.accounting.BudgetAccountant`
 is recorded, and by default the ledger adds epsilons (basic sequential
