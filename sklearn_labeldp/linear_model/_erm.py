@@ -38,7 +38,6 @@ from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
-from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
@@ -54,7 +53,7 @@ from ._calibration import (
     warn_one_vs_rest_noise,
 )
 from ._dask import dask_decision_function, map_design, prepare_dask_Xy
-from ._losses import HuberHingeLoss, LogisticLoss
+from ._losses import HuberHingeLoss, LogisticLoss, logistic_probabilities
 from ._preprocessing import CLASSIFIER_AUTO_QUANTILE, clipped_design, plan_row_bound
 from ._solvers import SOLVERS, ERMSetting
 
@@ -277,14 +276,6 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         X = self._validate_X(X, reset=False)
         scores = np.asarray(safe_sparse_dot(X, self.coef_.T)) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
-
-
-def _probabilities(scores):
-    """Logistic regression's class probabilities from its decision scores."""
-    p = expit(scores)
-    if scores.ndim == 1:
-        return np.column_stack([1.0 - p, p])
-    return p / p.sum(axis=1, keepdims=True)
 
 
 class DPLogisticRegression(_BasePrivateERM):
@@ -701,9 +692,9 @@ class DPLogisticRegression(_BasePrivateERM):
         """
         scores = self.decision_function(X)
         if not is_dask(scores):
-            return _probabilities(scores)
+            return logistic_probabilities(scores)
         return scores.map_blocks(
-            _probabilities, new_axis=[1] if scores.ndim == 1 else None,
+            logistic_probabilities, new_axis=[1] if scores.ndim == 1 else None,
             chunks=(scores.chunks[0], (self.classes_.size,)), dtype=np.float64,
         )
 

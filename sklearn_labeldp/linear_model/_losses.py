@@ -88,6 +88,18 @@ class HuberHingeLoss:
         return np.where(np.abs(1.0 - m) <= self.width, self.c, 0.0)
 
 
+def logistic_probabilities(scores):
+    """Logistic regression's class probabilities from its decision scores.
+
+    The sigmoid of a 1-d score (two classes), or of each one-vs-rest score
+    normalised over the classes.
+    """
+    p = expit(scores)
+    if scores.ndim == 1:
+        return np.column_stack([1.0 - p, p])
+    return p / p.sum(axis=1, keepdims=True)
+
+
 def neighbour_bounds(loss, privacy):
     """``(g, r)``: how much one example's terms of the objective can change between neighbours.
 
