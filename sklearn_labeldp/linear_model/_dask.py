@@ -40,8 +40,8 @@ from ._statistics import gram_sum, least_squares_statistics, step_sums
 __all__ = [
     "check_dask_Xy",
     "dask_decision_function",
+    "linear_scores",
     "dask_least_squares_statistics",
-    "dask_predict",
     "dask_second_order_sums",
     "encode_dask_labels",
     "map_design",
@@ -335,7 +335,13 @@ def _check_dask_X_predict(estimator, X):
     return X.rechunk({1: -1}) if X.numblocks[1] != 1 else X
 
 
-def _scores_block(X, coef, intercept):
+def linear_scores(X, coef, intercept):
+    """``X @ coef.T + intercept`` with the linear models' conventions, on one block.
+
+    A one-row ``coef`` (the ERM models, two classes) gives its 1-d score; a
+    two-row one (DP least squares, two classes) the score of the second row
+    minus that of the first; otherwise one column per class.
+    """
     scores = np.asarray(safe_sparse_dot(X, coef.T, dense_output=True)) + intercept
     if scores.shape[1] == 1:  # one-row coef_ (the ERM models, two classes)
         return scores[:, 0]
@@ -352,21 +358,5 @@ def dask_decision_function(estimator, X):
     coef, intercept = np.asarray(estimator.coef_), np.asarray(estimator.intercept_)
     kwargs = dict(coef=coef, intercept=intercept, dtype=np.float64, name=_name("scores"))
     if coef.shape[0] <= 2:
-        return X.map_blocks(_scores_block, drop_axis=1, chunks=(X.chunks[0],), **kwargs)
-    return X.map_blocks(_scores_block, chunks=(X.chunks[0], (coef.shape[0],)), **kwargs)
-
-
-def _predict_block(scores, classes):
-    if scores.ndim == 1:
-        return classes.take((scores > 0).astype(np.intp))
-    return classes.take(np.argmax(scores, axis=1))
-
-
-def dask_predict(estimator, X):
-    """Class labels over the blocks of a dask ``X`` (lazy)."""
-    scores = dask_decision_function(estimator, X)
-    classes = estimator.classes_
-    return scores.map_blocks(
-        _predict_block, classes=classes, drop_axis=list(range(1, scores.ndim)),
-        chunks=(scores.chunks[0],), dtype=classes.dtype, name=_name("predict"),
-    )
+        return X.map_blocks(linear_scores, drop_axis=1, chunks=(X.chunks[0],), **kwargs)
+    return X.map_blocks(linear_scores, chunks=(X.chunks[0], (coef.shape[0],)), **kwargs)

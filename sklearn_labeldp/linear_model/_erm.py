@@ -39,7 +39,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
@@ -52,7 +51,7 @@ from ._calibration import (
     auto_regularization,
     warn_one_vs_rest_noise,
 )
-from ._dask import dask_decision_function, map_design, prepare_dask_Xy
+from ._dask import dask_decision_function, linear_scores, map_design, prepare_dask_Xy
 from ._losses import HuberHingeLoss, LogisticLoss, logistic_probabilities
 from ._preprocessing import CLASSIFIER_AUTO_QUANTILE, clipped_design, plan_row_bound
 from ._solvers import SOLVERS, ERMSetting
@@ -274,8 +273,7 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         if is_dask(X):
             return dask_decision_function(self, X)
         X = self._validate_X(X, reset=False)
-        scores = np.asarray(safe_sparse_dot(X, self.coef_.T)) + self.intercept_
-        return scores.ravel() if scores.shape[1] == 1 else scores
+        return linear_scores(X, self.coef_, self.intercept_)
 
 
 class DPLogisticRegression(_BasePrivateERM):

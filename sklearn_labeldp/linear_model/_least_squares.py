@@ -13,7 +13,6 @@ from numbers import Real
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
@@ -23,7 +22,7 @@ from ._calibration import calibrate_gaussian_releases, gaussian_releases_rho
 from ._dask import (
     dask_decision_function,
     dask_least_squares_statistics,
-    dask_predict,
+    linear_scores,
     map_design,
     prepare_dask_Xy,
 )
@@ -675,26 +674,4 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         if is_dask(X):
             return dask_decision_function(self, X)
         X = self._validate_X(X, reset=False)
-        scores = np.asarray(safe_sparse_dot(X, self.coef_.T, dense_output=True))
-        scores = scores + self.intercept_
-        if scores.shape[1] == 2:
-            return scores[:, 1] - scores[:, 0]
-        return scores
-
-
-    def predict(self, X):
-        """Predict class labels.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray or dask.array.Array of shape (n_samples,)
-            Lazy, chunked like ``X`` along rows, for a dask ``X``.
-        """
-        if is_dask(X):
-            check_is_fitted(self)
-            return dask_predict(self, X)
-        return super().predict(X)
+        return linear_scores(X, self.coef_, self.intercept_)
