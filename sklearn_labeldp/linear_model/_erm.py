@@ -53,20 +53,21 @@ from ._calibration import (
 )
 from ._dask import dask_decision_function, linear_scores, map_design, prepare_dask_Xy
 from ._losses import HuberHingeLoss, LogisticLoss, logistic_probabilities
-from ._preprocessing import CLASSIFIER_AUTO_QUANTILE, clipped_design, plan_row_bound
+from ._preprocessing import CLASSIFIER_AUTO_QUANTILE, clipped_design, plan_row_bound, row_norms
 from ._solvers import SOLVERS, ERMSetting
 
 __all__ = ["DPLinearSVC", "DPLogisticRegression"]
 
 
-def _feature_map(X, data_norm, fit_intercept):
+def _feature_map(X, data_norm, fit_intercept, norms=None):
     """``z = [clip(x) / R, 1] / sqrt(2)``, or ``clip(x) / R`` without intercept (module doc).
 
-    A dask ``X`` gets the same map on every block of rows, lazily.
+    A dask ``X`` gets the same map on every block of rows, lazily; ``norms``
+    are a numpy or sparse ``X``'s row norms from the plan (one pass over X).
     """
     scale = 1.0 / (data_norm * math.sqrt(2.0)) if fit_intercept else 1.0 / data_norm
     design = partial(clipped_design, max_norm=data_norm, intercept=fit_intercept, scale=scale)
-    return map_design(design, X) if is_dask(X) else design(X)
+    return map_design(design, X) if is_dask(X) else design(X, norms=norms)
 
 
 def _example_attributes(spend):
@@ -222,11 +223,14 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         params.update({key: value for key, value in resolved.items() if key != "n_noisy_steps"})
         warn_one_vs_rest_noise(type(self).__name__, self.solver, params, X.shape[0], n_features,
                           classes.size)
+        # The row norms serve the bound and the clipping (_feature_map): one pass over X.
+        norms = None if is_dask(X) else row_norms(X)
         data_norm, bound_attributes = plan_row_bound(
-            X, self.data_norm, privacy=self.privacy, quantile=CLASSIFIER_AUTO_QUANTILE)
+            X, self.data_norm, privacy=self.privacy, quantile=CLASSIFIER_AUTO_QUANTILE,
+            norms=norms)
         spend = solver.privacy_spend(setting, params)
         plan = {"setting": setting, "mechanism_params": params, "data_norm": data_norm,
-                "bound_attributes": bound_attributes,
+                "row_norms": norms, "bound_attributes": bound_attributes,
                 "resolved": {f"{key}_": value for key, value in resolved.items()},
                 "example_attributes": _example_attributes(spend)}
         return spend, plan
@@ -239,7 +243,7 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
             solver.train,
             np.arange(labels.n_samples),
             failure=solver.failure(type(self).__name__, plan["setting"]),
-            Z=_feature_map(X, data_norm, self.fit_intercept),
+            Z=_feature_map(X, data_norm, self.fit_intercept, plan["row_norms"]),
             setting=plan["setting"],
             params=params,
             random_state=mechanism_rng,
