@@ -23,6 +23,7 @@ from ..mechanisms import (
     laplace_one_hot,
     project_to_simplex,
 )
+from ..utils import progress
 from ._default_base import NoiseAdaptiveNeighborsMixin, rr_vote_inflation
 
 __all__ = ["ALIBIClassifier"]
@@ -70,6 +71,9 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
         also refreshes the posterior with its current predictions after every
         epoch, so ``n_rounds=1`` is the usual choice for it.
     post_processing : {"bayes", "simplex", "argmax"}, default="bayes"
+    verbose : int, default=0
+        Above 0, a progress bar (tqdm, when installed) counts the rounds'
+        model fits: counts and times only, nothing computed from the labels.
     random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
         Randomness of the mechanism and of the base estimators' unset seeds:
         fresh entropy for every fit with ``None`` or ``"secure"``, nothing of
@@ -134,6 +138,7 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
         "delta": [Interval(Real, 0, 1, closed="neither"), None],
         "n_rounds": [Interval(Integral, 1, None, closed="left")],
         "post_processing": [StrOptions({"bayes", "simplex", "argmax"})],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -146,6 +151,7 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
         delta=None,
         n_rounds=2,
         post_processing="bayes",
+        verbose=0,
         random_state=None,
         accountant=None,
     ):
@@ -156,6 +162,7 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
         self.delta = delta
         self.n_rounds = n_rounds
         self.post_processing = post_processing
+        self.verbose = verbose
         self.random_state = random_state
         self.accountant = accountant
 
@@ -234,7 +241,9 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
                 return self._soft_labels(noisy, proba, scale)
 
         prior, estimators = None, []
-        for round_ in range(self.n_rounds):
+        rounds = progress(range(self.n_rounds), desc=f"{type(self).__name__} rounds",
+                          enabled=self.verbose > 0)
+        for round_ in rounds:
             if round_:
                 prior = predict_soft_targets(estimators[-1], X, labels.n_classes)
             soft = self._soft_labels(noisy, prior, scale)

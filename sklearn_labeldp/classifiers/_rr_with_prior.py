@@ -27,7 +27,8 @@ from ..mechanisms import (
     top_k_mask,
 )
 from ..priors import ClusterPrior, apply_temperature, cluster_assignment, model_prior
-from ..utils import derived_random_state
+from ..utils import derived_random_state, progress
+from ..utils._logging import logger
 from ._default_base import NoiseAdaptiveNeighborsMixin, rr_vote_inflation
 
 __all__ = ["RRWithPriorClassifier", "auto_stage_fractions", "auto_temperature", "auto_warm_start"]
@@ -206,6 +207,12 @@ class RRWithPriorClassifier(
         has a ``warm_start`` parameter and is not a scikit-learn ensemble
         (whose ``warm_start`` grows the ensemble instead;
         :func:`auto_warm_start`). The choice used is ``warm_start_``.
+    verbose : int, default=0
+        Above 0, a progress bar (tqdm, when installed) counts the stages:
+        counts and times only, nothing computed from the labels. The package
+        logger (``logging.getLogger("sklearn_labeldp")``, level INFO) also
+        records the k-means of a cluster prior and each stage's start, with
+        their sizes.
     random_state : None, "secure", int, numpy.random.Generator or RandomState, default=None
         Randomness of the mechanism and of the stage split, the k-means seed and
         the base estimators' unset seeds. ``None`` draws 128 bits of fresh
@@ -347,6 +354,7 @@ class RRWithPriorClassifier(
         "prior": ["array-like", HasMethods(["predict_proba"]), ClusterPrior, None],
         "filter_earlier_stages": ["boolean"],
         "warm_start": ["boolean", StrOptions({"auto"})],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -361,6 +369,7 @@ class RRWithPriorClassifier(
         prior=None,
         filter_earlier_stages=True,
         warm_start="auto",
+        verbose=0,
         random_state=None,
         accountant=None,
     ):
@@ -373,6 +382,7 @@ class RRWithPriorClassifier(
         self.prior = prior
         self.filter_earlier_stages = filter_earlier_stages
         self.warm_start = warm_start
+        self.verbose = verbose
         self.random_state = random_state
         self.accountant = accountant
 
@@ -540,6 +550,8 @@ class RRWithPriorClassifier(
             # k-means sees the public features only: the groups, and so the
             # histogram's sensitivity, do not depend on any label.
             features, plan["cluster_preprocessor"] = self.prior.cluster_features(X)
+            logger.info("%s: k-means of the cluster prior, %d clusters on %d rows",
+                        type(self).__name__, self.prior.n_clusters, n_samples)
             plan["clusterer"], plan["groups"] = cluster_assignment(
                 features, self.prior.n_clusters, random_state=derived_random_state(rng)
             )
@@ -670,7 +682,11 @@ class RRWithPriorClassifier(
         noisy = np.empty(n_samples, dtype=np.int64)
         estimators, stage_k = [], []
         model = None
-        for t, indices in enumerate(plan["stages"]):
+        stages = progress(enumerate(plan["stages"]), total=len(plan["stages"]),
+                          desc=f"{type(self).__name__} stages", enabled=self.verbose > 0)
+        for t, indices in stages:
+            logger.info("%s: stage %d of %d, %d examples", type(self).__name__, t + 1,
+                        self.n_stages, indices.size)
             noisy[indices], k = labels.release(
                 rr_with_prior,
                 indices,
