@@ -56,6 +56,7 @@ from .utils import (
     forget_derived_seeds,
     is_dask,
     is_dask_frame,
+    map_row_blocks,
     spawn_generators,
 )
 from .utils._logging import logger
@@ -655,13 +656,16 @@ class CodeClassifierPredictMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples,)
+        ndarray or dask.array.Array of shape (n_samples,)
+            Lazy, computed block by block of rows, for a dask ``X``.
         """
         check_is_fitted(self)
+        if is_dask(X):
+            return map_row_blocks(self.predict, X, dtype=self.classes_.dtype)
         X = self._prediction_X(X)
         return self.classes_.take(np.asarray(self.estimator_.predict(X), dtype=np.intp))
 
@@ -673,13 +677,17 @@ class CodeClassifierPredictMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes)
+        ndarray or dask.array.Array of shape (n_samples, n_classes)
+            Lazy, computed block by block of rows, for a dask ``X``.
         """
         check_is_fitted(self)
+        if is_dask(X):
+            return map_row_blocks(self.predict_proba, X, n_columns=self.classes_.size,
+                                  dtype=np.float64)
         X = self._prediction_X(X)
         return model_prior(self.estimator_, X, np.arange(self.classes_.size))
 
@@ -693,13 +701,20 @@ class CodeClassifierPredictMixin:
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples,) or (n_samples, n_classes)
+        ndarray or dask.array.Array of shape (n_samples,) or (n_samples, n_classes)
+            Lazy, computed block by block of rows, for a dask ``X``.
         """
         check_is_fitted(self)
+        if is_dask(X):
+            # The output's shape, (n,) or (n, K), from one public row of zeros.
+            probe = self.decision_function(np.zeros((1, X.shape[1]), dtype=X.dtype))
+            n_columns = None if probe.ndim == 1 else probe.shape[1]
+            return map_row_blocks(self.decision_function, X, n_columns=n_columns,
+                                  dtype=probe.dtype)
         X = self._prediction_X(X)
         scores = self.estimator_.decision_function(X)
         seen = np.asarray(self.estimator_.classes_, dtype=np.intp)

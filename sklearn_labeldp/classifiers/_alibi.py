@@ -23,7 +23,7 @@ from ..mechanisms import (
     laplace_one_hot,
     project_to_simplex,
 )
-from ..utils import progress
+from ..utils import is_dask, map_row_blocks, progress
 from ._default_base import NoiseAdaptiveNeighborsMixin, rr_vote_inflation
 
 __all__ = ["ALIBIClassifier"]
@@ -263,13 +263,17 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes)
+        ndarray or dask.array.Array of shape (n_samples, n_classes)
+            Lazy, computed block by block of rows, for a dask ``X``.
         """
         check_is_fitted(self)
+        if is_dask(X):
+            return map_row_blocks(self.predict_proba, X, n_columns=self.classes_.size,
+                                  dtype=np.float64)
         return predict_soft_targets(self.estimator_, X, self.classes_.size)
 
     def predict(self, X):
@@ -277,11 +281,15 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples,)
+        ndarray or dask.array.Array of shape (n_samples,)
+            Lazy, computed block by block of rows, for a dask ``X``.
         """
+        if is_dask(X):
+            check_is_fitted(self)
+            return map_row_blocks(self.predict, X, dtype=self.classes_.dtype)
         proba = self.predict_proba(X)
         return self.classes_.take(np.argmax(proba, axis=1))

@@ -1,6 +1,6 @@
 """Small helpers shared across the package."""
 
-from ._dask import dask_frames_as_arrays, is_dask, is_dask_frame
+from ._dask import dask_frames_as_arrays, is_dask, is_dask_frame, map_row_blocks
 from ._discovery import all_estimators
 from ._progress import progress
 from ._random import (
@@ -40,6 +40,7 @@ __all__ = [
     "forget_derived_seeds",
     "is_dask",
     "is_dask_frame",
+    "map_row_blocks",
     "progress",
     "public_stderr",
     "sealed",

@@ -7,7 +7,7 @@ import numpy as np
 
 from ._validation import non_numeric_columns
 
-__all__ = ["dask_frames_as_arrays", "is_dask", "is_dask_frame"]
+__all__ = ["dask_frames_as_arrays", "is_dask", "is_dask_frame", "map_row_blocks"]
 
 
 def is_dask(*arrays):
@@ -33,6 +33,35 @@ def is_dask(*arrays):
     """
     dask_array = sys.modules.get("dask.array")
     return dask_array is not None and any(isinstance(a, dask_array.Array) for a in arrays)
+
+
+def map_row_blocks(method, X, *, n_columns=None, dtype=None):
+    """``method`` applied lazily to each block of rows of the dask array ``X``.
+
+    For predictions, which are computed row by row: the feature axis is
+    merged into one chunk so that every call sees whole rows, and the result
+    is chunked like ``X`` along rows. ``method`` runs in the workers on numpy
+    blocks.
+
+    Parameters
+    ----------
+    method : callable
+        Maps an ndarray of shape (n_rows, n_features) to an ndarray of shape
+        (n_rows,) or (n_rows, n_columns).
+    X : dask.array.Array of shape (n_samples, n_features)
+    n_columns : int, default=None
+        The columns of ``method``'s output; None for a 1-d output.
+    dtype : dtype, default=None
+        Of the output.
+
+    Returns
+    -------
+    dask.array.Array of shape (n_samples,) or (n_samples, n_columns)
+    """
+    X = X.rechunk({1: -1})
+    if n_columns is None:
+        return X.map_blocks(method, drop_axis=1, chunks=(X.chunks[0],), dtype=dtype)
+    return X.map_blocks(method, chunks=(X.chunks[0], (n_columns,)), dtype=dtype)
 
 
 def is_dask_frame(*objects):
