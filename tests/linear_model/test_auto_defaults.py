@@ -143,14 +143,17 @@ def test_auto_perturbation_regularization_is_the_noise_share(solver, privacy, k)
                                    classes=list(range(k)), random_state=0).fit(X, y)
     assert fit.mechanism_params_["regularization"] == pytest.approx(reg)
     assert fit.C_ == fit.mechanism_params_["C"] == pytest.approx(1.0 / (2.0 * n * reg))
-    # The Huber hinge's curvature bound 1 / (2 h) replaces 1/4.
+    # The Huber hinge: output perturbation keeps nu; objective perturbation balances the
+    # ridge against the noise with a reference norm sqrt(d) (sqrt(2) nu sqrt(d) = 0.05 or
+    # 0.11 here, below 1: the margin branch, Lambda = sqrt(2) nu / sqrt(d)).
     svc = DPLinearSVC(solver=solver, privacy=privacy, epsilon=2.0, huber_width=0.25,
                       classes=list(range(k)), random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         svc.fit(X, y)
     g_svc = 2.0  # the Huber hinge's label-change gradient bound (neighbour_bounds)
-    reg_svc = d * g_svc / (n * eps_problem) * (2.0 if solver == "objective" else 1.0)
+    nu_svc = d * g_svc / (n * eps_problem)
+    reg_svc = math.sqrt(2.0 * nu_svc ** 2 / d) if solver == "objective" else nu_svc
     assert svc.mechanism_params_["regularization"] == pytest.approx(reg_svc)
 
 

@@ -1,0 +1,115 @@
+"""DPLinearSVC's C="auto" under objective perturbation: the Huber hinge's two-branch rule
+(Chaudhuri et al. 2011's bias/noise balance with a reference norm sqrt(d), and the hinge's
+linear zone where that balance certifies no margin), resolved from public inputs only."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+
+from sklearn_labeldp.linear_model import DPLinearSVC
+from sklearn_labeldp.linear_model._losses import HuberHingeLoss
+from sklearn_labeldp.linear_model._perturbed_erm import (
+    auto_perturbation_regularization,
+    huber_objective_regularization,
+)
+
+
+def _data(n, k, n_features=4, seed=0):
+    X, y = make_blobs(n, n_features=n_features, centers=k, cluster_std=2.0, random_state=seed)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def _expected_lambda(n, d, k, epsilon, h):
+    # Written out independently of the library: the Huber hinge's label-change gradient
+    # bound is 2, epsilon / 2 per one-vs-rest problem when k > 2; nu = d g / (n eps).
+    eps_problem = epsilon if k == 2 else epsilon / 2
+    nu = d * 2.0 / (n * eps_problem)
+    price = math.sqrt(2) * nu * math.sqrt(d)  # the bound at Lambda = sqrt(2) nu / sqrt(d)
+    if price <= 1:
+        return math.sqrt(2) * nu / math.sqrt(d), "margin"
+    return (nu / (1 - h) if h < 1 else nu / (2 * h)), "linear zone"
+
+
+@pytest.mark.parametrize(("n", "k", "epsilon", "h", "branch"), [
+    (300, 2, 2.0, 0.5, "margin"),         # nu = 0.017, price 0.05
+    (300, 3, 0.2, 0.5, "linear zone"),    # nu = 0.33, price 1.05
+    (120, 3, 0.5, 0.25, "linear zone"),   # nu = 0.33, price 1.05
+    (120, 3, 0.5, 2.0, "linear zone"),    # h >= 1: no linear zone, Lambda = nu / (2h)
+])
+def test_huber_rule_matches_an_independent_computation(n, k, epsilon, h, branch):
+    X, y = _data(n, k)
+    d = X.shape[1] + 1
+    reg, got_branch = _expected_lambda(n, d, k, epsilon, h)
+    assert got_branch == branch
+    assert auto_perturbation_regularization(
+        "objective", epsilon=epsilon, n_samples=n, n_classes=k, n_features=d,
+        loss=HuberHingeLoss(h), privacy="label") == pytest.approx(reg)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # one-vs-rest noise warning in the noisy cases
+        fit = DPLinearSVC(epsilon=epsilon, huber_width=h, data_norm=3.0,
+                          classes=list(range(k)), random_state=0).fit(X, y)
+    # Recorded: the Lambda the noise was calibrated with, and its scikit-learn C.
+    assert fit.mechanism_params_["regularization"] == pytest.approx(reg)
+    assert fit.C_ == fit.mechanism_params_["C"] == pytest.approx(1 / (2 * n * reg))
+
+
+def test_huber_rule_branches_meet_where_the_price_is_one():
+    # The switch is at sqrt(2) nu sqrt(d) = 1: just below it the margin branch's Lambda is
+    # 1 / d, just above it nu / (1 - h); the linear zone asks for more ridge (a jump up).
+    d, h = 65, 0.5
+    nu_switch = 1 / math.sqrt(2 * d)
+    below = huber_objective_regularization(nu_switch * (1 - 1e-9), d, h)
+    above = huber_objective_regularization(nu_switch * (1 + 1e-9), d, h)
+    assert below == pytest.approx(1 / d)
+    assert above == pytest.approx(nu_switch / (1 - h))
+    # Monotone within each branch.
+    assert huber_objective_regularization(0.5 * nu_switch, d, h) < below
+    assert huber_objective_regularization(2 * nu_switch, d, h) > above
+
+
+def test_output_perturbation_of_the_hinge_keeps_the_noise_share():
+    n, d, k, eps = 300, 5, 3, 2.0
+    nu = d * 2.0 / (n * eps / 2)
+    assert auto_perturbation_regularization(
+        "output", epsilon=eps, n_samples=n, n_classes=k, n_features=d,
+        loss=HuberHingeLoss(0.5), privacy="full") == pytest.approx(nu)
+
+
+@pytest.mark.parametrize(("epsilon", "privacy"), [(2.0, "label"), (0.2, "full")])
+def test_huber_rule_reads_no_label_and_a_user_value_wins(epsilon, privacy):
+    # Both branches (price 0.1 and 1.05 at n = 300, K = 3): permuted and constant labels
+    # resolve the same C_; an explicit C is used as given.
+    X, y = _data(300, 3)
+    rng = np.random.default_rng(0)
+    kw = dict(epsilon=epsilon, privacy=privacy, data_norm=3.0, classes=[0, 1, 2],
+              random_state=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = [DPLinearSVC(**kw).fit(X, ys) for ys in (y, rng.permutation(y), np.zeros_like(y))]
+        given = DPLinearSVC(C=0.3, **kw).fit(X, y)
+    assert fits[0].C_ == fits[1].C_ == fits[2].C_
+    assert (fits[0].mechanism_params_["regularization"]
+            == fits[1].mechanism_params_["regularization"])
+    assert given.C_ == given.mechanism_params_["C"] == 0.3
+    assert given.mechanism_params_["regularization"] == pytest.approx(1 / (2 * 300 * 0.3))
+    assert given.get_params()["C"] == 0.3
+
+
+def test_linear_zone_branch_fits_the_noisy_centroid():
+    # In the noise-dominated branch the fit should be the noisy class-mean difference up to
+    # the rows the noise pushes past the linear zone: its predictions stay those of a much
+    # larger ridge (the centroid's plateau) for most test rows, and it beats chance.
+    X, y = _data(2000, 3, n_features=20)
+    Xtr, ytr, Xte, yte = X[:1000], y[:1000], X[1000:], y[1000:]
+    kw = dict(epsilon=0.5, data_norm=4.0, classes=[0, 1, 2], random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto = DPLinearSVC(**kw).fit(Xtr, ytr)
+        plateau = DPLinearSVC(C=auto.C_ * 1e-3, **kw).fit(Xtr, ytr)
+    d = Xtr.shape[1] + 1
+    assert _expected_lambda(1000, d, 3, 0.5, 0.5)[1] == "linear zone"
+    assert np.mean(auto.predict(Xte) == plateau.predict(Xte)) > 0.9
+    assert auto.score(Xte, yte) > 0.5
