@@ -1,8 +1,19 @@
 """Sphinx configuration for sklearn-labeldp.
 
-The build is self-contained: no extension fetches anything from the network
-(no intersphinx), the theme is Sphinx's bundled alabaster, and MathJax is only
-referenced by the HTML pages, loaded by the reader's browser.
+The build and the pages it writes are self-contained: no extension fetches
+anything from the network at build time (no intersphinx), and a page fetches
+nothing when a browser shows it.
+
+- Math: ``sphinx.ext.mathjax`` writes the formulas, and ``sphinx-mathjax-offline``
+  (a PyPI package of the ``doc`` extra) copies MathJax 3.2.2 with its fonts into
+  ``_static/mathjax`` and points the pages at that copy instead of a CDN, so
+  ``\\(\\varepsilon\\)`` renders without a network.
+- Theme: pydata-sphinx-theme (the ``doc`` extra; scikit-learn's theme), whose
+  scripts and icon fonts are bundled. ``_static/custom.css`` widens the page and
+  the article column so that code blocks of about 100 characters fit at common
+  window widths; a wider block or table scrolls inside its own box.
+- sphinx-gallery's computation-time pages are not written: they load DataTables
+  and jQuery from CDNs.
 """
 
 import os
@@ -27,6 +38,9 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # Sets mathjax_path to a local copy of MathJax, copied into _static/mathjax
+    # when the build finishes (the module's name has hyphens).
+    "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
@@ -78,22 +92,26 @@ sphinx_gallery_conf = {
     "only_warn_on_example_error": False,
     "show_memory": False,
     "reference_url": {},  # no links into remote documentation (offline build)
+    # The sg_execution_times pages load DataTables and jQuery from CDNs.
+    "write_computation_times": False,
 }
 
 # -- HTML ----------------------------------------------------------------------
 
-html_theme = "alabaster"
+html_theme = "pydata_sphinx_theme"
 html_title = f"{project} {release}"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_theme_options = {
-    "description": "Learning with label differential privacy, the scikit-learn way.",
-    "fixed_sidebar": True,
-    "page_width": "1100px",
-    "sidebar_width": "240px",
-    "show_relbars": True,
-}
-html_sidebars = {
-    "**": ["about.html", "navigation.html", "relations.html", "searchbox.html"],
+    "navbar_align": "left",
+    "header_links_before_dropdown": 6,
+    # A search icon rather than the wide search field keeps the navbar on one line.
+    "navbar_persistent": ["search-button"],
+    "show_toc_level": 2,
+    # The page's table of contents only: no "edit" or "show source" links.
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
 }
 html_show_sourcelink = False
 
