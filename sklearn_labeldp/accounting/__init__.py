@@ -4,6 +4,7 @@ from ..exceptions import BudgetError, PrivacyLeakWarning
 from ._accountant import BudgetAccountant
 from ._budget import PrivacyBudget, PrivacySpend, compose_parallel, compose_sequential
 from ._default import DEFAULT_LEDGER_ENV, default_accountant
+from ._gaussian import calibrate_gaussian_sigma, gaussian_delta, gaussian_epsilon, gaussian_mu
 from ._group_privacy import group_privacy_example_budget, group_privacy_label_budget
 from ._subsampled import (
     SUBSAMPLED_GAUSSIAN_METHODS,
@@ -32,9 +33,13 @@ __all__ = [
     "approx_dp_to_zcdp",
     "calibrate_dp_sgd",
     "calibrate_dp_sgd_label_change",
+    "calibrate_gaussian_sigma",
     "compose_parallel",
     "compose_sequential",
     "default_accountant",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gaussian_mu",
     "gaussian_rho",
     "gaussian_sigma_for_approx_dp",
     "group_privacy_example_budget",

@@ -4,9 +4,8 @@ import math
 from dataclasses import dataclass, field
 from numbers import Integral
 
-from scipy.special import log_ndtr, ndtr
-
 from ..utils import check_nonnegative
+from ._gaussian import gaussian_delta, gaussian_epsilon
 from ._subsampled import (
     _check_spend_params,
     _check_subsampled_gaussian,
@@ -106,6 +105,11 @@ def compose_parallel(budgets):
 
 _COMPOSERS = {"sequential": compose_sequential, "parallel": compose_parallel}
 
+# Above this epsilon a Gaussian record goes without its ``gaussian`` description
+# (composed by the basic sum): the privacy loss distribution of so large a Gaussian
+# would need a grid of billions of points (dp-accounting allocates hundreds of GiB).
+_DESCRIBED_EPSILON = 700.0
+
 
 @dataclass(frozen=True)
 class PrivacySpend:
@@ -133,9 +137,12 @@ class PrivacySpend:
     :meth:`BudgetAccountant.total_rdp_approx_dp` composes it in Renyi DP.
     ``"subsampled_gaussian_label"`` records the same run accounted for a label
     change (replace one), ``"randomized_response": (epsilon, n_outputs)`` a
-    K-ary randomized response (:meth:`randomized_response`) and ``"gaussian":
-    mu`` a Gaussian mechanism of sensitivity ``mu`` noise stds; each is checked
-    against the record's budget, and :meth:`BudgetAccountant.total` with a
+    K-ary randomized response (:meth:`randomized_response`), ``"gaussian":
+    mu`` a Gaussian mechanism of sensitivity ``mu`` noise stds
+    (:meth:`gaussian`), ``"laplace": (epsilon, count)`` ``count`` Laplace
+    releases at ``epsilon`` each (:meth:`laplace`) and ``"rappor": epsilon``
+    RAPPOR's unary encoding (:meth:`rappor`); each is checked against the
+    record's budget, and :meth:`BudgetAccountant.total` with a
     ``slack`` composes such records exactly (privacy loss distributions).
 
     Examples
@@ -168,6 +175,10 @@ class PrivacySpend:
                 _check_randomized_response(self.params["randomized_response"], self.budget)
             if "gaussian" in self.params:
                 _check_gaussian(self.params["gaussian"], self.budget)
+            if "laplace" in self.params:
+                _check_laplace(self.params["laplace"], self.budget)
+            if "rappor" in self.params:
+                _check_rappor(self.params["rappor"], self.budget)
             return
         if self.composition not in _COMPOSERS:
             raise ValueError(
@@ -306,6 +317,76 @@ class PrivacySpend:
         return cls.leaf(mechanism, epsilon, **params)
 
     @classmethod
+    def gaussian(cls, mu, delta, *, mechanism="Gaussian mechanism", **params):
+        """A Gaussian mechanism of sensitivity ``mu`` noise stds, reported at ``delta``.
+
+        The budget is the exact :func:`gaussian_epsilon` at ``delta`` (Balle
+        and Wang 2018). ``params`` records ``"gaussian": mu``, the dominating
+        pair ``N(0, 1)``, ``N(mu, 1)``, and ``"rho": mu^2 / 2`` (zCDP, Bun and
+        Steinke 2016), so that zCDP totals keep working. Above ``epsilon =
+        700`` the description is left out (composed by the basic sum): the
+        privacy loss distribution of so large a Gaussian would need a grid of
+        billions of points.
+
+        Examples
+        --------
+        >>> from sklearn_labeldp.accounting import PrivacySpend
+        >>> spend = PrivacySpend.gaussian(1.0, 1e-5)
+        >>> round(spend.epsilon, 3), spend.params["gaussian"], spend.rho
+        (4.377, 1.0, 0.5)
+        """
+        mu = check_nonnegative(mu, "mu")
+        epsilon = gaussian_epsilon(mu, delta)
+        if epsilon < _DESCRIBED_EPSILON:
+            params["gaussian"] = mu
+        params.setdefault("rho", mu * mu / 2.0)
+        return cls.leaf(mechanism, epsilon, delta, **params)
+
+    @classmethod
+    def laplace(cls, epsilon, count=1, *, mechanism="Laplace mechanism", **params):
+        """``count`` Laplace releases, each moved by at most its noise scale over ``epsilon``.
+
+        Each release adds Laplace noise of scale ``b`` to a quantity that a
+        label change moves by at most ``epsilon b`` (Dwork et al. 2006); the
+        record is pure ``count * epsilon``-DP (basic composition) and carries
+        ``"laplace": (epsilon, count)``, whose dominating pair is the product
+        of ``count`` pairs ``Lap(0, 1)``, ``Lap(epsilon, 1)``: a one-hot label
+        plus Laplace noise (ALIBI, Malek et al. 2021) moves in two
+        coordinates, ``count = 2`` at ``epsilon / 2`` each.
+        :meth:`BudgetAccountant.total` with a ``slack`` composes it exactly.
+
+        Examples
+        --------
+        >>> from sklearn_labeldp.accounting import PrivacySpend
+        >>> spend = PrivacySpend.laplace(0.5, 2)
+        >>> spend.epsilon, spend.params
+        (1.0, {'laplace': (0.5, 2)})
+        """
+        epsilon = float(check_nonnegative(epsilon, "epsilon"))
+        params["laplace"] = (epsilon, count)
+        return cls.leaf(mechanism, epsilon * count, **params)
+
+    @classmethod
+    def rappor(cls, epsilon, *, mechanism="RAPPOR", **params):
+        """RAPPOR unary encoding of a label at ``epsilon`` (Erlingsson, Pihur and Korolova 2014).
+
+        Every bit of the one-hot vector is binary randomized response at
+        ``epsilon / 2``; a label change moves two bits, so the exact dominating
+        pair is the product of two binary randomized responses at ``epsilon /
+        2``. ``params`` records ``"rappor": epsilon``, which
+        :meth:`BudgetAccountant.total` with a ``slack`` composes as such
+        rather than as binary randomized response at ``epsilon``.
+
+        Examples
+        --------
+        >>> from sklearn_labeldp.accounting import PrivacySpend
+        >>> PrivacySpend.rappor(2.0).params
+        {'rappor': 2.0}
+        """
+        params["rappor"] = float(epsilon)
+        return cls.leaf(mechanism, epsilon, **params)
+
+    @classmethod
     def compose(cls, mechanism, parts, composition, **params):
         """Compose ``parts`` with ``composition`` in {"sequential", "parallel"}."""
         if composition not in _COMPOSERS:
@@ -334,20 +415,44 @@ def _check_randomized_response(value, budget):
 
 
 def _check_gaussian(mu, budget):
-    """``mu > 0``, and the record's (epsilon, delta) holds for the Gaussian of sensitivity ``mu``.
+    """``mu >= 0``, and the record's (epsilon, delta) holds for the Gaussian of sensitivity ``mu``.
 
-    The Gaussian's exact privacy profile (Balle and Wang 2018, Thm. 8):
-    ``delta(eps) = Phi(-eps / mu + mu / 2) - e^eps Phi(-eps / mu - mu / 2)``.
+    The Gaussian's exact privacy profile (Balle and Wang 2018, Thm. 8,
+    :func:`~sklearn_labeldp.accounting.gaussian_delta`).
     """
     mu = check_nonnegative(mu, "params['gaussian']")
-    eps = budget.epsilon
-    if math.isinf(eps):
+    if math.isinf(budget.epsilon):
         return
-    # e^eps Phi(x) as exp(eps + log Phi(x)): no overflow at large epsilon
-    exact = (ndtr(-eps / mu + mu / 2) - math.exp(eps + log_ndtr(-eps / mu - mu / 2))
-             if mu else 0.0)
+    exact = gaussian_delta(budget.epsilon, mu)
     if exact > budget.delta * (1 + 1e-9) + 1e-300:
         raise ValueError(
             f"budget {budget} understates the Gaussian mechanism of sensitivity {mu} noise "
             f"stds (its delta at that epsilon is {exact:.3g})."
         )
+
+
+def _check_pure_description(key, epsilon, budget):
+    """A pure description's ``epsilon`` is finite and at most the record's."""
+    epsilon = check_nonnegative(epsilon, f"params[{key!r}] epsilon")
+    if not (math.isfinite(epsilon) and budget.epsilon * (1 + 1e-12) >= epsilon):
+        raise ValueError(f"budget {budget} understates {key} at epsilon={epsilon}.")
+
+
+def _check_count(key, count):
+    if isinstance(count, bool) or not isinstance(count, Integral) or count < 1:
+        raise ValueError(f"params[{key!r}] needs an integer count >= 1; got {count!r}.")
+
+
+def _check_laplace(value, budget):
+    """``(epsilon, count)``: ``count`` Laplace releases, each pure ``epsilon``-DP."""
+    if not isinstance(value, tuple) or len(value) != 2:
+        raise ValueError(
+            f"params['laplace'] must be a tuple (epsilon, count); got {value!r}."
+        )
+    _check_count("laplace", value[1])
+    _check_pure_description("laplace", value[0] * value[1], budget)
+
+
+def _check_rappor(epsilon, budget):
+    """RAPPOR at ``epsilon`` (two bits at ``epsilon / 2`` move) within the record's budget."""
+    _check_pure_description("rappor", epsilon, budget)

@@ -16,6 +16,13 @@ A record is described by
 * ``params["gaussian"] = mu``: a Gaussian mechanism (or a post-processing of
   one) whose sensitivity is ``mu`` times its noise std, the pair ``N(0, 1)``,
   ``N(mu, 1)``;
+* ``params["laplace"] = (epsilon, count)``: ``count`` Laplace releases, each
+  moved by at most ``epsilon`` noise scales, the product of ``count`` pairs
+  ``Lap(0, 1)``, ``Lap(epsilon, 1)`` (ALIBI's one-hot vector: two coordinates
+  at ``epsilon / 2``; a Laplace count: one);
+* ``params["rappor"] = epsilon``: RAPPOR's unary encoding, whose label change
+  moves two bits, each binary randomized response at ``epsilon / 2``: the
+  product of two binary randomized responses' pairs;
 * ``params["subsampled_gaussian"] = (sigma, q, steps)``: a DP-SGD run under
   add/remove, and ``params["subsampled_gaussian_label"]``, the same under a
   label change (replace one), as
@@ -46,8 +53,9 @@ _DISCRETISATION = 1e-4
 def _description(spend):
     """A hashable description of a dominating pair of ``spend``, or ``None``.
 
-    ``("rr", epsilon, K)``, ``("gaussian", mu)``, ``("sg", sigma, q, steps,
-    replace_one)`` or ``("seq", descriptions)``.
+    ``("rr", epsilon, K)``, ``("gaussian", mu)``, ``("laplace", epsilon,
+    count)``, ``("rappor", epsilon)``, ``("sg", sigma, q, steps, replace_one)``
+    or ``("seq", descriptions)``.
     """
     params = spend.params
     if spend.composition == "leaf":
@@ -60,6 +68,11 @@ def _description(spend):
             return ("sg", *params["subsampled_gaussian"], False)
         if "gaussian" in params:
             return ("gaussian", float(params["gaussian"]))
+        if "laplace" in params:
+            epsilon, count = params["laplace"]
+            return ("laplace", float(epsilon), int(count))
+        if "rappor" in params:
+            return ("rappor", float(params["rappor"]))
         return _pure(spend)
     parts = [_description(part) for part in spend.parts]
     if spend.composition == "sequential" and all(d is not None for d in parts):
@@ -81,7 +94,6 @@ def _pld(description, count=1):
     """dp-accounting's PLD of ``count`` compositions of ``description``."""
     dpa = _dp_accounting()
     pld = dpa.pld.privacy_loss_distribution
-    relation = dpa.NeighboringRelation
     kind = description[0]
     if kind == "seq":
         result = pld.identity(value_discretization_interval=_DISCRETISATION)
@@ -89,19 +101,18 @@ def _pld(description, count=1):
             result = result.compose(_pld(part))
         return result.self_compose(count) if count > 1 else result
     if kind == "rr":
-        _, epsilon, n_outputs = description
+        return _self_compose(_randomized_response(description[1], description[2]), count)
+    if kind == "rappor":
+        # Two bits move, each binary randomized response at epsilon / 2.
+        return _randomized_response(description[1] / 2.0, 2).self_compose(2 * count)
+    if kind == "laplace":
+        _, epsilon, per_record = description
         if epsilon == 0:
             return pld.identity(value_discretization_interval=_DISCRETISATION)
-        # dp-accounting's parametrisation: with probability noise_parameter the
-        # output is uniform over the K buckets, else the true one.
-        noise = n_outputs / (math.exp(epsilon) + n_outputs - 1)
-        one = pld.from_randomized_response(
-            noise, n_outputs, value_discretization_interval=_DISCRETISATION,
-            neighboring_relation=relation.REPLACE_ONE,
-        )
-        # Composed here, not through SelfComposedDpEvent: dp-accounting 0.6's
-        # PLD accountant composes a RandomizedResponseDpEvent once whatever its count.
-        return one.self_compose(count) if count > 1 else one
+        # Lap(0, 1 / epsilon) against Lap(1, 1 / epsilon): the scale per unit shift.
+        one = pld.from_laplace_mechanism(
+            1.0 / epsilon, sensitivity=1.0, value_discretization_interval=_DISCRETISATION)
+        return _self_compose(one, per_record * count)
     if kind == "gaussian":
         # count Gaussians of sensitivity mu are one of sensitivity sqrt(count) mu.
         return pld.from_gaussian_mechanism(
@@ -110,6 +121,27 @@ def _pld(description, count=1):
         )
     _, sigma, q, steps, replace_one = description
     return _subsampled_step(sigma, q, replace_one).self_compose(steps * count)
+
+
+def _self_compose(one, count):
+    # Composed here, not through SelfComposedDpEvent: dp-accounting 0.6's PLD
+    # accountant composes a RandomizedResponseDpEvent once whatever its count.
+    return one.self_compose(count) if count > 1 else one
+
+
+@functools.lru_cache(maxsize=64)
+def _randomized_response(epsilon, n_outputs):
+    """K-ary randomized response's PLD (replace one: its two output laws)."""
+    pld = _dp_accounting().pld.privacy_loss_distribution
+    if epsilon == 0:
+        return pld.identity(value_discretization_interval=_DISCRETISATION)
+    # dp-accounting's parametrisation: with probability noise_parameter the
+    # output is uniform over the K buckets, else the true one.
+    noise = n_outputs / (math.exp(epsilon) + n_outputs - 1)
+    return pld.from_randomized_response(
+        noise, n_outputs, value_discretization_interval=_DISCRETISATION,
+        neighboring_relation=_dp_accounting().NeighboringRelation.REPLACE_ONE,
+    )
 
 
 @functools.lru_cache(maxsize=64)

@@ -143,7 +143,9 @@ class VectorApproxClassifier(
     def _plan_fit(self, X, classes, rng):
         check_target_capability(self._get_estimator(), "bits")
         base, n_neighbors = self._plan_base(_num_samples(X), classes.size)
-        spend = PrivacySpend.leaf("RAPPOR", self.epsilon, n_samples=_num_samples(X))
+        # Described as RAPPOR (two bits move, each at epsilon / 2), so that a tight
+        # total composes it exactly rather than as binary randomized response.
+        spend = PrivacySpend.rappor(self.epsilon, n_samples=_num_samples(X))
         return spend, {"base": base, "n_neighbors": n_neighbors}
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):

@@ -15,11 +15,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..accounting import PrivacySpend, zcdp_to_approx_dp
+from ..accounting import PrivacySpend, gaussian_epsilon
 from ..mechanisms._regression import _clipped_labels
 from ..regression._base import BaseLabelDPRegressor
 from ..utils import check_generator
-from ._calibration import calibrate_gaussian_releases, gaussian_releases_rho
+from ._calibration import calibrate_exact_gaussian_releases, gaussian_release_mus
 from ._gram_noise import add_symmetric_noise, project_psd
 from ._least_squares import adaptive_ridge
 from ._preprocessing import clipped_design, plan_row_bound
@@ -105,12 +105,14 @@ class DPLeastSquaresRegressor(BaseLabelDPRegressor):
       and ``b`` (std ``s R``) are both noised (Wang 2018's sufficient
       statistics perturbation), ``G`` then projected to the PSD cone.
 
-    ``s`` is the smallest noise whose releases are ``rho``-zCDP for a label
-    change with ``rho`` within ``(epsilon, delta)`` (Bun and Steinke 2016;
-    conversion of Canonne, Kamath and Steinke 2020): the ledger is charged
-    for label DP under both settings. ``alpha="auto"`` is the adaptive ridge
-    rule of :class:`DPLeastSquaresClassifier` (in the spirit of AdaSSP, Wang
-    2018), from the noise level and the smallest eigenvalue of ``G`` (exact
+    ``s`` is the smallest noise whose releases, one Gaussian mechanism of
+    ``mu`` noise stds for a label change (Dong, Roth and Su 2022), are within
+    ``(epsilon, delta)`` by the Gaussian's exact privacy profile (Balle and
+    Wang 2018): the ledger is charged for label DP under both settings, and
+    the record's ``gaussian = mu`` lets a tight total compose it exactly.
+    ``alpha="auto"`` is the adaptive ridge rule of
+    :class:`DPLeastSquaresClassifier` (in the spirit of AdaSSP, Wang 2018),
+    from the noise level and the smallest eigenvalue of ``G`` (exact
     under label DP, the noisy one under full DP): public or post-processing.
 
     Parameters
@@ -148,8 +150,10 @@ class DPLeastSquaresRegressor(BaseLabelDPRegressor):
         Label DP only: the share of rows clipped to ``data_norm_``.
     label_range_ : tuple of float
     mechanism_params_ : dict
-        ``rho``, ``noise_multiplier``, ``sensitivities``, ``noise_stds``, and
-        under full DP ``label_sensitivities`` and ``example_rho``; ``alpha``.
+        ``gaussian`` (``mu``) and ``rho = mu^2 / 2``, ``noise_multiplier``,
+        ``sensitivities``, ``noise_stds``, and under full DP
+        ``label_sensitivities``, ``example_gaussian`` and ``example_rho``;
+        ``alpha``.
     epsilon_, delta_ : float
     example_epsilon_, example_delta_ : float
         ``privacy="full"`` only: the guarantee for adding or removing one
@@ -223,16 +227,19 @@ class DPLeastSquaresRegressor(BaseLabelDPRegressor):
     def _plan_fit(self, X, label_range, rng):
         noise, label = ridge_sensitivities(self.privacy, 1.0)
         counts = dict.fromkeys(noise, 1)
-        s, rho = calibrate_gaussian_releases(self.epsilon, self.delta, counts, noise, label)
+        s, mu = calibrate_exact_gaussian_releases(self.epsilon, self.delta, counts, noise,
+                                                  label)
         data_norm, bound_attributes = plan_row_bound(X, self.data_norm, privacy=self.privacy)
         sensitivities = ridge_sensitivities(self.privacy, data_norm)[0]
-        params = {"rho": rho, "noise_multiplier": s, "sensitivities": sensitivities,
+        params = {"gaussian": mu, "rho": mu**2 / 2.0, "noise_multiplier": s,
+                  "sensitivities": sensitivities,
                   "noise_stds": {key: s * value for key, value in sensitivities.items()}}
         example = {}
         if self.privacy == "full":
             params["label_sensitivities"] = ridge_sensitivities(self.privacy, data_norm)[1]
-            params["example_rho"] = gaussian_releases_rho(s, counts, noise, noise)
-            example = {"example_epsilon": zcdp_to_approx_dp(params["example_rho"], self.delta),
+            params["example_gaussian"], params["example_rho"] = gaussian_release_mus(
+                s, counts, noise, noise)
+            example = {"example_epsilon": gaussian_epsilon(params["example_gaussian"], self.delta),
                        "example_delta": self.delta}
         spend = PrivacySpend.leaf("DP least squares regression", self.epsilon, self.delta,
                                   privacy=self.privacy, **params, **example)

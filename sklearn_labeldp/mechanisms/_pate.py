@@ -24,10 +24,8 @@ other spends exactly), and the noise is calibrated by the same profile.
 import math
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import log_ndtr, ndtr
 
-from ..accounting import PrivacySpend
+from ..accounting import PrivacySpend, calibrate_gaussian_sigma, gaussian_delta, gaussian_epsilon
 from ..utils import check_finite, check_generator, check_int, check_positive, check_unit_interval
 
 __all__ = [
@@ -227,52 +225,22 @@ def lnmax_spend(gamma, n_queries):
     return PrivacySpend.leaf("LNMax", 2.0 * gamma * n_queries, gamma=gamma, n_queries=n_queries)
 
 
-def _gaussian_delta(epsilon, mu):
-    """The exact ``delta(epsilon)`` of a Gaussian mechanism of sensitivity ``mu`` noise stds.
-
-    ``Phi(-epsilon / mu + mu / 2) - e^epsilon Phi(-epsilon / mu - mu / 2)``
-    (Balle and Wang 2018, Thm. 8), increasing in ``mu`` and decreasing in
-    ``epsilon``.
-    """
-    # e^epsilon Phi(b) in log space: e^epsilon alone overflows past epsilon = 709.
-    return ndtr(-epsilon / mu + mu / 2) - math.exp(epsilon + log_ndtr(-epsilon / mu - mu / 2))
-
-
-def _gaussian_epsilon(mu, delta):
-    """The smallest ``epsilon`` with ``_gaussian_delta(epsilon, mu) <= delta``.
-
-    Found by root finding, then raised ulp by ulp so that the record's own
-    check (:class:`~sklearn_labeldp.accounting.PrivacySpend` with
-    ``params["gaussian"]``) never sees an understated budget.
-    """
-    if _gaussian_delta(0.0, mu) <= delta:
-        return 0.0
-    upper = 1.0
-    while _gaussian_delta(upper, mu) > delta:
-        upper *= 2.0
-    epsilon = brentq(lambda e: _gaussian_delta(e, mu) - delta, 0.0, upper, xtol=1e-14, rtol=1e-15)
-    while _gaussian_delta(epsilon, mu) > delta:
-        epsilon = math.nextafter(epsilon, math.inf)
-    return epsilon
-
-
-# Above this epsilon the record goes without its ``gaussian`` description (composed
-# by the basic sum): the privacy loss distribution of so large a Gaussian would need
-# a grid of billions of points (dp-accounting allocates hundreds of GiB).
-_DESCRIBED_EPSILON = 700.0
+# The profile's helpers live in the accounting package now; their old private names
+# stay importable from here for the modules that import them so.
+_gaussian_delta = gaussian_delta
+_gaussian_epsilon = gaussian_epsilon
+_calibrate = calibrate_gaussian_sigma
 
 
 def _gaussian_spend(mechanism, mu_squared, delta, **params):
     """The exact leaf of a Gaussian mechanism with squared sensitivity ``mu_squared`` noise stds.
 
-    ``rho = mu^2 / 2`` (zCDP, Bun and Steinke 2016) is recorded beside
-    ``gaussian = mu``, so that zCDP totals keep working.
+    :meth:`~sklearn_labeldp.accounting.PrivacySpend.gaussian` with ``rho =
+    mu_squared / 2`` (zCDP, Bun and Steinke 2016) exactly as the aggregators'
+    spends state it.
     """
-    mu = math.sqrt(mu_squared)
-    epsilon = _gaussian_epsilon(mu, delta)
-    if epsilon < _DESCRIBED_EPSILON:
-        params["gaussian"] = mu
-    return PrivacySpend.leaf(mechanism, epsilon, delta, rho=mu_squared / 2.0, **params)
+    return PrivacySpend.gaussian(math.sqrt(mu_squared), delta, mechanism=mechanism,
+                                 rho=mu_squared / 2.0, **params)
 
 
 def gnmax_spend(sigma, n_queries, delta):
@@ -409,28 +377,6 @@ def lnmax_gamma(epsilon, n_queries):
     return gamma
 
 
-def _calibrate(epsilon, delta, coefficient, spend_of):
-    """Smallest ``sigma`` whose Gaussian of sensitivity ``sqrt(coefficient)`` is within budget.
-
-    The largest admissible ``mu`` solves ``_gaussian_delta(epsilon, mu) =
-    delta`` (the profile increases with ``mu``); ``sigma`` is then widened ulp
-    by ulp until the spend's own rounding stays within ``epsilon``.
-    """
-    epsilon = check_positive(epsilon, "epsilon")
-    delta = check_unit_interval(delta, "delta")
-    upper = 1.0
-    while _gaussian_delta(epsilon, upper) < delta:
-        upper *= 2.0
-    lower = 1e-12  # delta there is 0 for every finite epsilon > 0 this function accepts
-    if _gaussian_delta(epsilon, lower) >= delta:
-        raise ValueError(f"epsilon={epsilon} is too small for any Gaussian noise at delta={delta}.")
-    mu = brentq(lambda m: _gaussian_delta(epsilon, m) - delta, lower, upper, xtol=1e-15, rtol=1e-15)
-    sigma = math.sqrt(coefficient) / mu
-    while spend_of(sigma).epsilon > epsilon:
-        sigma = math.nextafter(sigma, math.inf)
-    return sigma
-
-
 def gnmax_sigma(epsilon, delta, n_queries):
     """The smallest GNMax ``sigma`` whose ``n_queries`` answers are (eps, delta)-DP.
 
@@ -459,7 +405,8 @@ def gnmax_sigma(epsilon, delta, n_queries):
     True
     """
     n_queries = check_int(n_queries, "n_queries", minimum=1)
-    return _calibrate(epsilon, delta, 2.0 * n_queries, lambda s: gnmax_spend(s, n_queries, delta))
+    return calibrate_gaussian_sigma(epsilon, delta, 2.0 * n_queries,
+                                    lambda s: gnmax_spend(s, n_queries, delta))
 
 
 def confident_gnmax_sigmas(epsilon, delta, n_queries, sigma_ratio):
@@ -501,7 +448,7 @@ def confident_gnmax_sigmas(epsilon, delta, n_queries, sigma_ratio):
     """
     n_queries = check_int(n_queries, "n_queries", minimum=1)
     ratio = check_positive(sigma_ratio, "sigma_ratio")
-    sigma2 = _calibrate(
+    sigma2 = calibrate_gaussian_sigma(
         epsilon,
         delta,
         n_queries * (2.0 + 1.0 / ratio**2),

@@ -402,7 +402,8 @@ def fit_random_stopping(context, X, y, rng):
             [
                 PrivacySpend.compose(
                     "random stopping round",
-                    [planned[c], PrivacySpend.leaf("Laplace count", eps0, n_samples=n_val)],
+                    [planned[c], PrivacySpend.laplace(eps0, mechanism="Laplace count",
+                                                          n_samples=n_val)],
                     "parallel",
                 )
                 for c in drawn

@@ -174,8 +174,9 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         ``"n_prior_values"``, ``"bin_outputs"`` (RR-on-Bins' outputs),
         ``"release_scale"`` and ``"release_shift"`` (RR-on-Bins' ``p - q``
         and ``q sum_k b_k``), ``"noise_scale"`` (Laplace), ``"noise_std"``,
-        ``"rho"`` (Gaussian) and ``"gamma"`` (staircase), all public or
-        computed from the DP prior.
+        ``"rho"`` and ``"gaussian"`` (the range over the noise std, the
+        Gaussian mechanism's description for a tight total) and ``"gamma"``
+        (staircase), all public or computed from the DP prior.
     epsilon_, delta_ : float
     privacy_spend_ : PrivacySpend
         A leaf for the randomizer; with a DP histogram, a sequential
@@ -328,7 +329,13 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
     def _mechanism_spend(self, epsilon, params):
         name = _NAMES[self.mechanism]
         if self.mechanism == "gaussian":
-            return PrivacySpend.leaf(name, epsilon, self.delta, rho=params["rho"])
+            # One label moves by at most the range: a Gaussian mechanism of
+            # sensitivity mu noise stds, described so that a tight total composes it.
+            return PrivacySpend.leaf(name, epsilon, self.delta, rho=params["rho"],
+                                     gaussian=params["gaussian"])
+        if self.mechanism == "laplace":
+            # One label moves by at most the range, epsilon noise scales.
+            return PrivacySpend.laplace(epsilon, mechanism=name)
         return PrivacySpend.leaf(name, epsilon)
 
     def _plan_fit(self, X, label_range, rng):
@@ -344,11 +351,12 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         params = {"mechanism": self.mechanism, "mechanism_epsilon": epsilon}
         width = label_range[1] - label_range[0]
         if self.mechanism == "gaussian":
+            # The noise gaussian_label draws (zCDP calibration).
             sigma = gaussian_sigma_for_approx_dp(epsilon, self.delta, sensitivity=width)
             if not math.isfinite(sigma):
                 raise ValueError(f"epsilon={self.epsilon!r} is too small for any finite "
                                  f"Gaussian noise at delta={self.delta!r}.")
-            params.update(noise_std=sigma, rho=gaussian_rho(width, sigma))
+            params.update(noise_std=sigma, rho=gaussian_rho(width, sigma), gaussian=width / sigma)
         elif self.mechanism == "laplace":
             params["noise_scale"] = width / epsilon
         elif self.mechanism == "staircase":

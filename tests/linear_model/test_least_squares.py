@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.stats import norm
 from sklearn.datasets import load_breast_cancer, make_classification
 from sklearn.linear_model import Ridge
 from sklearn.preprocessing import StandardScaler
@@ -310,12 +311,17 @@ def test_dense_design_is_clip_rows_then_scaling():
 # ----------------------------------------------------------------------------- accounting
 
 
+def _profile(epsilon, mu):
+    """The Gaussian's exact delta(epsilon) (Balle and Wang 2018, Thm. 8), from scipy."""
+    return norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
+
+
 @pytest.mark.parametrize(
     "privacy, formulation, m, m_example",
     [("label", "weighted", 2, None), ("full", "weighted", 4, 3), ("label", "ridge", 1, None),
      ("full", "ridge", 2, 2)],
 )
-def test_rho_and_noise_multiplier(privacy, formulation, m, m_example):
+def test_gaussian_mu_and_noise_multiplier(privacy, formulation, m, m_example):
     X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=0)
     acc = BudgetAccountant(epsilon=10.0, delta=1e-3)
     clf = DPLeastSquaresClassifier(
@@ -323,13 +329,17 @@ def test_rho_and_noise_multiplier(privacy, formulation, m, m_example):
         data_norm=5.0, classes=[0, 1, 2], random_state=0, accountant=acc,
     ).fit(X, y)
     params = clf.mechanism_params_
-    s, rho = params["noise_multiplier"], params["rho"]
-    # Label change: label weighted 1/s^2, label ridge 1/(2 s^2); full weighted
-    # (0 + 2 + 2)/(2 s^2) = 2/s^2 (G does not move, A and b move by sqrt(2) times their
-    # add/remove sensitivity); full ridge (0 + 2)/(2 s^2) = 1/s^2.
-    assert rho == pytest.approx(m / (2 * s**2), rel=1e-12)
-    assert zcdp_to_approx_dp(rho, 1e-6) <= 2.0
-    assert zcdp_to_approx_dp(rho, 1e-6) == pytest.approx(2.0, rel=1e-6)
+    s, mu, rho = params["noise_multiplier"], params["gaussian"], params["rho"]
+    # Label change, in noise stds squared: label weighted 2/s^2, label ridge 1/s^2; full
+    # weighted 0 + 2 + 2 = 4/s^2 (G does not move, A and b move by sqrt(2) times their
+    # add/remove sensitivity); full ridge 0 + 2 = 2/s^2: one Gaussian of mu = sqrt(m) / s.
+    assert mu == pytest.approx(math.sqrt(m) / s, rel=1e-12)
+    assert rho == pytest.approx(mu**2 / 2, rel=1e-12)
+    # The exact profile (Balle and Wang 2018), here from scipy: delta(2) at the bound.
+    assert _profile(2.0, mu) <= 1e-6 * (1 + 1e-9)
+    assert _profile(2.0, mu) == pytest.approx(1e-6, rel=1e-6)
+    # The zCDP conversion it replaces needs more noise for the same budget.
+    assert zcdp_to_approx_dp(rho, 1e-6) > 2.0
     assert (clf.epsilon_, clf.delta_) == (2.0, 1e-6)
     assert (acc.total().epsilon, acc.total().delta) == (clf.epsilon_, clf.delta_)
     assert clf.privacy_spend_.rho == pytest.approx(rho)
@@ -342,8 +352,10 @@ def test_rho_and_noise_multiplier(privacy, formulation, m, m_example):
         # 2/(2 s^2) ridge, reported as example_epsilon_ at delta.
         assert params["label_sensitivities"] == least_squares_label_sensitivities(
             privacy, formulation, 5.0)
+        assert params["example_gaussian"] == pytest.approx(math.sqrt(m_example) / s, rel=1e-12)
         assert params["example_rho"] == pytest.approx(m_example / (2 * s**2), rel=1e-12)
-        assert clf.example_epsilon_ == zcdp_to_approx_dp(params["example_rho"], 1e-6)
+        assert _profile(clf.example_epsilon_, params["example_gaussian"]) <= 1e-6 * (1 + 1e-9)
+        assert _profile(clf.example_epsilon_ * (1 - 1e-6), params["example_gaussian"]) > 1e-6
         assert clf.example_delta_ == 1e-6
         example = {"example_epsilon": clf.example_epsilon_, "example_delta": 1e-6}
     else:

@@ -1,0 +1,263 @@
+"""Exact mechanism descriptions (RAPPOR, Laplace, RR with prior, Gaussian) in tight totals.
+
+Every reference here is computed independently of dp-accounting: the output
+laws' hockey-stick divergences with numpy (closed forms, binomial sums, or a
+discretisation of the privacy loss rounded *down*, which bounds the exact
+epsilon from below).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+from scipy.stats import binom, norm
+
+from sklearn_labeldp.accounting import (
+    BudgetAccountant,
+    PrivacySpend,
+    calibrate_gaussian_sigma,
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_mu,
+)
+from sklearn_labeldp.mechanisms import optimal_top_k, rr_top_k_distribution
+
+pytest.importorskip("dp_accounting")
+
+SLACK = 1e-6
+N_FITS = 19
+
+
+def _epsilon_at(delta_of, delta):
+    """The epsilon at which the decreasing profile ``delta_of`` reaches ``delta``."""
+    if delta_of(0.0) <= delta:
+        return 0.0
+    upper = 1.0
+    while delta_of(upper) > delta:
+        upper *= 2.0
+    return brentq(lambda e: delta_of(e) - delta, 0.0, upper, xtol=1e-12)
+
+
+def _binary_rr_composition(epsilon, m, delta):
+    """Exact epsilon of ``m`` binary randomized responses at ``epsilon`` (binomial sum).
+
+    Under P the number of kept bits is Bin(m, p) with ``p = e^eps / (1 + e^eps)``,
+    under Q Bin(m, 1 - p); the privacy loss of ``j`` kept bits is ``eps (2 j - m)``.
+    """
+    p = math.exp(epsilon) / (1.0 + math.exp(epsilon))
+    j = np.arange(m + 1)
+    p_law, q_law = binom.pmf(j, m, p), binom.pmf(j, m, 1 - p)
+
+    def delta_of(e):
+        return float(np.sum(np.maximum(p_law - math.exp(e) * q_law, 0.0)))
+
+    return _epsilon_at(delta_of, delta)
+
+
+def _laplace_loss_law(epsilon, h):
+    """The law of one Laplace pair's privacy loss under P, rounded down to the grid ``h``.
+
+    P = Lap(0, 1 / eps), Q = Lap(1, 1 / eps): the loss is ``eps`` for ``x <= 0``
+    (mass 1/2), ``-eps`` for ``x >= 1`` (mass ``e^-eps / 2``) and ``eps (1 - 2x)``
+    between. Rounding down makes every hockey-stick divergence smaller: a lower
+    bound. Returns ``(losses, masses)`` on the grid.
+    """
+    edges = np.linspace(0.0, 1.0, 200_001)
+    mass = (np.exp(-epsilon * edges[:-1]) - np.exp(-epsilon * edges[1:])) / 2.0
+    low = epsilon * (1.0 - 2.0 * edges[1:])  # the smallest loss in each x-bin
+    top = int(math.floor(epsilon / h))
+    index = np.floor(low / h).astype(np.int64) + top
+    masses = np.bincount(index, weights=mass, minlength=2 * top + 1)
+    masses[2 * top] += 0.5
+    masses[int(math.floor(-epsilon / h)) + top] += math.exp(-epsilon) / 2.0
+    return (np.arange(masses.size) - top) * h, masses
+
+
+def _composed_lower_epsilon(losses, masses, count, h, delta):
+    """A lower bound on the epsilon of ``count`` compositions of a rounded-down loss law."""
+    law = masses
+    for _ in range(count - 1):
+        law = np.convolve(law, masses)
+    grid = (np.arange(law.size) + count * losses[0] / h) * h
+
+    def delta_of(e):
+        return float(np.sum(law * np.maximum(0.0, 1.0 - np.exp(e - grid))))
+
+    return _epsilon_at(delta_of, delta)
+
+
+def _tight(spend, n=1):
+    acc = BudgetAccountant(math.inf, 1.0)
+    for _ in range(n):
+        acc.spend(spend)
+    return acc.total(slack=SLACK).epsilon
+
+
+# ------------------------------------------------------------------------------ RAPPOR
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 2.0])
+def test_rappor_is_two_binary_randomized_responses_at_half_epsilon(epsilon):
+    # The exact pair of one label change: two bits flip roles, each Bern(q+) vs Bern(q-).
+    q_plus = math.exp(epsilon / 2) / (1 + math.exp(epsilon / 2))
+    bit_p, bit_q = np.array([q_plus, 1 - q_plus]), np.array([1 - q_plus, q_plus])
+    p_law = np.outer(bit_p, bit_q).ravel()  # bits (a, b) for label a
+    q_law = np.outer(bit_q, bit_p).ravel()  # the same bits for label b
+
+    def delta_of(e):
+        return float(np.sum(np.maximum(p_law - math.exp(e) * q_law, 0.0)))
+
+    exact = _epsilon_at(delta_of, SLACK)
+    assert exact == pytest.approx(_binary_rr_composition(epsilon / 2, 2, SLACK), rel=1e-9)
+    recorded = _tight(PrivacySpend.rappor(epsilon))
+    assert exact * (1 - 1e-9) <= recorded <= exact * 1.01
+
+
+def test_nineteen_rappor_fits_compose_exactly():
+    exact = _binary_rr_composition(0.25, 2 * N_FITS, SLACK)
+    recorded = _tight(PrivacySpend.rappor(0.5), N_FITS)
+    assert recorded < 0.5 * N_FITS
+    assert 0.99 <= recorded / exact <= 1.01
+    assert recorded < 8.0  # the sum is 9.5, the binary randomized response 9.49
+
+
+# ----------------------------------------------------------------------------- Laplace
+
+
+@pytest.mark.parametrize("epsilon, count", [(0.5, 2), (1.0, 1)])
+def test_laplace_description_against_its_loss_law(epsilon, count):
+    h = 1e-4
+    losses, masses = _laplace_loss_law(epsilon / count, h)
+    lower = _composed_lower_epsilon(losses, masses, count, h, SLACK)
+    upper = lower + count * h  # rounding moved each loss by less than h
+    recorded = _tight(PrivacySpend.laplace(epsilon / count, count))
+    assert lower * (1 - 1e-9) <= recorded <= upper + 2e-3
+    assert recorded < epsilon  # below the pure bound
+
+
+def test_nineteen_alibi_fits_compose_below_the_sum_never_below_the_exact():
+    h = 2e-3
+    losses, masses = _laplace_loss_law(0.25, h)
+    lower = _composed_lower_epsilon(losses, masses, 2 * N_FITS, h, SLACK)
+    recorded = _tight(PrivacySpend.laplace(0.25, 2), N_FITS)
+    assert recorded / lower >= 0.99
+    assert recorded <= lower + 2 * N_FITS * h  # the rounding's whole width
+    assert recorded < 0.5 * N_FITS
+
+
+def test_laplace_records_refuse_an_understated_budget():
+    assert PrivacySpend.laplace(0.25, 2).epsilon == 0.5
+    with pytest.raises(ValueError, match="understates laplace"):
+        PrivacySpend.leaf("ALIBI", 0.4, laplace=(0.25, 2))
+    with pytest.raises(ValueError, match="count >= 1"):
+        PrivacySpend.leaf("ALIBI", 0.5, laplace=(0.25, 0))
+    with pytest.raises(ValueError, match="understates rappor"):
+        PrivacySpend.leaf("RAPPOR", 0.5, rappor=0.6)
+
+
+# ---------------------------------------------------------------------- RR with prior
+
+
+def _hockey_stick(p_law, q_law, epsilons):
+    return np.maximum(p_law[None, :] - np.exp(epsilons)[:, None] * q_law[None, :], 0).sum(1)
+
+
+def test_rr_with_prior_is_dominated_by_k_ary_rr_at_the_smallest_set():
+    epsilon, n_classes = 1.0, 6
+    rng = np.random.default_rng(0)
+    prior = rng.dirichlet(np.full(n_classes, 0.3), size=400)
+    k = optimal_top_k(prior, epsilon=epsilon)
+    used = np.unique(k[k >= 2])
+    assert used.size >= 3  # the test covers several set sizes
+    k_min = int(used[0])
+    # k-ary RR's profile, delta(e) = (e^eps - e^e) / (e^eps + k - 1), at the smallest k.
+    grid = np.linspace(0.0, epsilon, 41)
+    bound = (math.exp(epsilon) - np.exp(grid)) / (math.exp(epsilon) + k_min - 1)
+    laws = rr_top_k_distribution(prior, k=k, epsilon=epsilon)
+    for row in np.flatnonzero(k >= 2)[:60]:
+        for a in range(n_classes):
+            for b in range(n_classes):
+                if a != b:  # every label change, in and out of the set
+                    divergence = _hockey_stick(laws[row, a], laws[row, b], grid)
+                    assert np.all(divergence <= bound + 1e-12)
+    # ... and the bound is attained by a row of the smallest set (both labels in it).
+    row = int(np.flatnonzero(k == k_min)[0])
+    a, b = np.argsort(-prior[row])[:2]
+    np.testing.assert_allclose(_hockey_stick(laws[row, a], laws[row, b], grid), bound,
+                               atol=1e-12)
+    # The description the lead's RRWithPriorClassifier records for such a stage.
+    spend = PrivacySpend.randomized_response(epsilon, k_min, mechanism="RRWithPrior")
+    assert _tight(spend) == pytest.approx(
+        _epsilon_at(lambda e: max(0.0, (math.exp(epsilon) - math.exp(e))
+                                  / (math.exp(epsilon) + k_min - 1)), SLACK), abs=2e-3)
+
+
+def test_a_parallel_node_of_equal_stage_descriptions_is_that_description():
+    stage = PrivacySpend.randomized_response(0.5, 3, mechanism="RRWithPrior")
+    lp_mst = PrivacySpend.compose("LP-MST", [stage, stage], "parallel")
+    assert _tight(lp_mst, N_FITS) == pytest.approx(_tight(stage, N_FITS))
+    mixed = PrivacySpend.compose(
+        "LP-MST", [stage, PrivacySpend.randomized_response(0.5, 2)], "parallel")
+    # Different set sizes: the stage of the larger divergence (k = 2) dominates both.
+    assert _tight(mixed, N_FITS) >= _tight(stage, N_FITS)
+
+
+# ----------------------------------------------------------------------------- Gaussian
+
+
+@pytest.mark.parametrize("mu", [0.3, 1.0, 4.0])
+def test_gaussian_profile_functions_against_scipy(mu):
+    def profile(e):
+        return norm.cdf(-e / mu + mu / 2) - math.exp(e) * norm.cdf(-e / mu - mu / 2)
+
+    assert gaussian_delta(1.0, mu) == pytest.approx(profile(1.0), rel=1e-9, abs=1e-300)
+    epsilon = gaussian_epsilon(mu, 1e-5)
+    assert profile(epsilon) <= 1e-5 * (1 + 1e-9)
+    assert epsilon == pytest.approx(_epsilon_at(profile, 1e-5), rel=1e-7)
+    largest = gaussian_mu(epsilon, 1e-5)
+    assert gaussian_delta(epsilon, largest) <= 1e-5
+    assert largest == pytest.approx(mu, rel=1e-7)
+    sigma = calibrate_gaussian_sigma(epsilon, 1e-5, 2.0)
+    assert sigma == pytest.approx(math.sqrt(2.0) / mu, rel=1e-7)
+    assert gaussian_epsilon(math.sqrt(2.0) / sigma, 1e-5) <= epsilon
+    spend = PrivacySpend.gaussian(mu, 1e-5)
+    assert (spend.epsilon, spend.params["gaussian"], spend.rho) == (epsilon, mu, mu**2 / 2)
+
+
+def test_pates_old_private_names_still_work():
+    from sklearn_labeldp.mechanisms import _pate
+
+    assert _pate._gaussian_delta is gaussian_delta
+    assert _pate._gaussian_epsilon is gaussian_epsilon
+    assert _pate._calibrate is calibrate_gaussian_sigma
+    spend = _pate._gaussian_spend("GNMax", 0.5, 1e-5, n_queries=3)
+    assert spend.params == {"gaussian": math.sqrt(0.5), "rho": 0.25, "n_queries": 3}
+
+
+# ---------------------------------------------------------------------- the ledgers
+
+
+def _records():
+    return [PrivacySpend.rappor(0.5), PrivacySpend.laplace(0.25, 2),
+            PrivacySpend.gaussian(0.5, 1e-7),
+            PrivacySpend.randomized_response(0.5, 4, mechanism="RRWithPrior")]
+
+
+def test_descriptions_survive_the_sqlite_ledger(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    memory = BudgetAccountant(math.inf, 1.0)
+    disk = BudgetAccountant(math.inf, 1.0, path=path)
+    for spend in _records():
+        memory.spend(spend)
+        disk.spend(spend)
+    reopened = BudgetAccountant(math.inf, 1.0, path=path)
+    assert [s.params for s in reopened.spends] == [s.params for s in _records()]
+    tight = reopened.total(slack=SLACK).epsilon
+    assert tight == memory.total(slack=SLACK).epsilon
+    # Undescribed, the same budgets compose (as binary RR, and the Gaussian by the sum)
+    # to more: the descriptions, not only the budgets, went through the file.
+    plain = BudgetAccountant(math.inf, 1.0)
+    for spend in _records():
+        plain.spend(spend.epsilon, spend.delta)
+    assert tight < plain.total(slack=SLACK).epsilon - 0.1
