@@ -1,39 +1,50 @@
-"""The randomized-response meta-estimators with their defaults, beside the defaults they
-replaced, the majority rate and the non-private bases.
+"""Every meta-estimator with its defaults in one table, beside the majority rate and
+the non-private bases.
 
 Estimators (``--estimators``), each with only ``epsilon``, ``classes`` and
-``random_state`` set unless stated:
+``random_state`` set (and ``delta=1e-5`` where it has one) unless stated; the
+default set is the first six, the combined table of the user guide:
 
-- ``rr``, ``va``, ``alibi``: :class:`~sklearn_labeldp.classifiers.RRWithPriorClassifier`
-  (LP-1ST), :class:`~sklearn_labeldp.classifiers.VectorApproxClassifier` and
+- ``rr`` (LP-1ST), ``lp2`` (LP-2ST, ``n_stages=2``), ``va``, ``alibi``:
+  :class:`~sklearn_labeldp.classifiers.RRWithPriorClassifier`,
+  :class:`~sklearn_labeldp.classifiers.VectorApproxClassifier` and
   :class:`~sklearn_labeldp.classifiers.ALIBIClassifier` with their default k-NN
-  base (``n_neighbors`` from the noise level); ``rr-k10``, ``va-k10``,
-  ``alibi-k10``: the same with the earlier fixed default
-  ``KNeighbors*(n_neighbors=10)``;
-- ``rr-lr``: LP-1ST around ``LogisticRegression()``; ``lp2-lr``: LP-2ST
-  (``n_stages=2``) around it with the defaults ``stage_fractions="auto"``,
-  ``temperature="auto"``, ``warm_start="auto"``; ``lp2-lr-old``: LP-2ST with
-  the earlier defaults ``stage_fractions=None`` (even split),
-  ``temperature=1.0``, ``warm_start=False``;
-- ``lp2``: LP-2ST with every default (the k-NN base included); ``lp2-old``:
-  LP-2ST with the earlier defaults and ``KNeighborsClassifier(n_neighbors=10)``.
+  base (``n_neighbors`` from the noise level); non-private base ``kNN(10)``;
+- ``pate``: :class:`~sklearn_labeldp.classifiers.PATEClassifier`
+  (``n_teachers="auto"``, ``n_queries="auto"``, Confident-GNMax,
+  logistic-regression teachers and student); non-private base
+  ``LogisticRegression()``;
+- ``dpsgd``: :class:`~sklearn_labeldp.nn.DPSGDClassifier` with its default
+  network (an MLP, 20 epochs of Poisson batches of 64, the ``[torch]`` extra;
+  skipped with a note when torch is not installed); non-private base the same
+  network trained without clipping or noise. A fit takes 30 s on the digits
+  and minutes on Adult and the synthetic set on one core;
+- before/after of the k-NN and LP-MST rules (not in the default set):
+  ``rr-k10``, ``va-k10``, ``alibi-k10``, the earlier fixed
+  ``KNeighbors*(n_neighbors=10)`` base; ``rr-lr``: LP-1ST around
+  ``LogisticRegression()``; ``lp2-lr``: LP-2ST around it with the defaults
+  ``stage_fractions="auto"``, ``temperature="auto"``, ``warm_start="auto"``;
+  ``lp2-lr-old``: LP-2ST with the earlier ``stage_fractions=None`` (even split),
+  ``temperature=1.0``, ``warm_start=False``; ``lp2-old``: the same around
+  ``KNeighborsClassifier(n_neighbors=10)``.
 
-Data (``--datasets``): ``adult``, ``digits`` and ``synthetic`` as in
-``benchmarks/defaults.py`` (its ``load``: standardised features, Adult with
+Data (``--datasets``): ``adult``, ``digits`` and ``synthetic`` loaded by
+``benchmarks/defaults.py``'s ``load`` (standardised features, Adult with
 one-hot categoricals and no row clipping); ``small-N-K``:
 ``make_classification(n_samples=N + 2000, n_features=10, n_informative=5,
 n_classes=K, random_state=1)``, the first ``N`` rows for training and 2,000
 for testing (standardised on the training rows).
 
-Columns: test accuracy, median over the seeds (``--seeds``, default 3), at each
-epsilon (``--epsilons``). The header gives the majority rate (the test share of
-the most frequent class) and the non-private ``KNeighborsClassifier(10)`` and
-``LogisticRegression()``.
+Columns, as in ``benchmarks/defaults.py``: test accuracy, median over the
+seeds (``--seeds``, default 3), at each epsilon (``--epsilons``); ``base`` is
+the estimator's non-private base (one fit, seed 0). The header gives the
+majority rate (the test share of the most frequent class).
 
-Usage (a full run takes tens of minutes on 2 cores)::
+Usage (``--n-jobs 1`` on a shared machine; the DP-SGD rows dominate the time)::
 
-    python benchmarks/defaults_meta.py --datasets digits small-200-2 --estimators rr rr-k10
-    python benchmarks/defaults_meta.py --datasets adult --seeds 3 --n-jobs 2
+    python benchmarks/defaults_meta.py --datasets digits synthetic --n-jobs 1
+    python benchmarks/defaults_meta.py --datasets adult --seeds 1 --estimators pate dpsgd
+    python benchmarks/defaults_meta.py --datasets digits small-100-2 --estimators rr rr-k10
 
 Prints one Markdown table per data set (``--out FILE`` also writes them).
 """
@@ -46,32 +57,68 @@ from pathlib import Path
 import numpy as np
 from defaults import DEFAULT_DATA_DIR, load
 from joblib import Parallel, delayed
+from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.preprocessing import StandardScaler
 
+from sklearn_labeldp._base import seed_estimator
 from sklearn_labeldp.classifiers import (
     ALIBIClassifier,
+    PATEClassifier,
     RRWithPriorClassifier,
     VectorApproxClassifier,
 )
 
 _OLD_LP2 = {"n_stages": 2, "stage_fractions": None, "temperature": 1.0, "warm_start": False}
 
+
+def _dpsgd(**kw):
+    from sklearn_labeldp.nn import DPSGDClassifier  # the [torch] extra
+
+    return DPSGDClassifier(delta=1e-5, **kw)
+
+
 ESTIMATORS = {
     "rr": lambda **kw: RRWithPriorClassifier(**kw),
-    "rr-k10": lambda **kw: RRWithPriorClassifier(KNeighborsClassifier(10), **kw),
+    "lp2": lambda **kw: RRWithPriorClassifier(n_stages=2, **kw),
     "va": lambda **kw: VectorApproxClassifier(**kw),
-    "va-k10": lambda **kw: VectorApproxClassifier(KNeighborsRegressor(10), **kw),
     "alibi": lambda **kw: ALIBIClassifier(**kw),
+    "pate": lambda **kw: PATEClassifier(delta=1e-5, **kw),
+    "dpsgd": _dpsgd,
+    "rr-k10": lambda **kw: RRWithPriorClassifier(KNeighborsClassifier(10), **kw),
+    "va-k10": lambda **kw: VectorApproxClassifier(KNeighborsRegressor(10), **kw),
     "alibi-k10": lambda **kw: ALIBIClassifier(KNeighborsRegressor(10), **kw),
     "rr-lr": lambda **kw: RRWithPriorClassifier(LogisticRegression(), **kw),
     "lp2-lr": lambda **kw: RRWithPriorClassifier(LogisticRegression(), n_stages=2, **kw),
     "lp2-lr-old": lambda **kw: RRWithPriorClassifier(LogisticRegression(), **_OLD_LP2, **kw),
-    "lp2": lambda **kw: RRWithPriorClassifier(n_stages=2, **kw),
     "lp2-old": lambda **kw: RRWithPriorClassifier(KNeighborsClassifier(10), **_OLD_LP2, **kw),
 }
+COMBINED = ["rr", "lp2", "va", "alibi", "pate", "dpsgd"]
+
+
+def _has_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def nonprivate_base(name, X_train, y_train, X_test, y_test):
+    """Test accuracy of the estimator's base fitted on the true labels (seed 0)."""
+    if name == "dpsgd":
+        from sklearn_labeldp.nn import DPSGDClassifier
+
+        net = clone(DPSGDClassifier()._get_estimator()).set_params(train_split=None)
+        seed_estimator(net, np.random.default_rng(0))
+        net.fit(X_train.astype(np.float32), np.searchsorted(np.unique(y_train), y_train))
+        return float(np.mean(np.unique(y_train)[net.predict(X_test.astype(np.float32))]
+                             == y_test))
+    base = LogisticRegression() if name.startswith(("pate", "rr-lr", "lp2-lr")) else (
+        KNeighborsClassifier(10))
+    return base.fit(X_train, y_train).score(X_test, y_test)
 
 
 def load_data(name, data_dir):
@@ -86,8 +133,10 @@ def load_data(name, data_dir):
 
 def _score(name, eps, seed, data):
     X_train, y_train, X_test, y_test = data
+    if name == "dpsgd":  # a torch network takes float32
+        X_train, X_test = X_train.astype(np.float32), X_test.astype(np.float32)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # LogisticRegression's convergence on noisy labels
+        warnings.simplefilter("ignore")  # convergence on noisy labels, PATE's noise warnings
         model = ESTIMATORS[name](epsilon=eps, classes=np.unique(y_train), random_state=seed)
         model.fit(X_train, y_train)
     return model.score(X_test, y_test)
@@ -99,8 +148,7 @@ def run(dataset, estimators, epsilons, seeds, n_jobs, data_dir):
     majority = np.bincount(y_test).max() / y_test.size
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        knn = KNeighborsClassifier(10).fit(X_train, y_train).score(X_test, y_test)
-        logreg = LogisticRegression().fit(X_train, y_train).score(X_test, y_test)
+        bases = {name: nonprivate_base(name, *data) for name in estimators}
     jobs = [(name, eps, seed) for name in estimators for eps in epsilons for seed in seeds]
     start = time.perf_counter()
     scores = Parallel(n_jobs=n_jobs)(
@@ -108,33 +156,35 @@ def run(dataset, estimators, epsilons, seeds, n_jobs, data_dir):
     medians = {}
     for (name, eps, _), score in zip(jobs, scores, strict=True):
         medians.setdefault((name, eps), []).append(score)
-    header = ["estimator", *[f"eps={eps:g}" for eps in epsilons]]
+    header = ["estimator", *[f"eps={eps:g}" for eps in epsilons], "base"]
     lines = [f"### {dataset} (n={y_train.size}, K={np.unique(y_train).size}): majority "
-             f"{majority:.3f}, non-private kNN(10) {knn:.3f}, LogisticRegression {logreg:.3f} "
-             f"({len(seeds)} seeds, {time.perf_counter() - start:.0f} s)",
+             f"{majority:.3f} ({len(seeds)} seeds, {time.perf_counter() - start:.0f} s)",
              "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name in estimators:
         cells = [f"{np.median(medians[(name, eps)]):.3f}" for eps in epsilons]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {bases[name]:.3f} |")
     return "\n".join(lines)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--datasets", nargs="+",
-                        default=["adult", "digits", "synthetic", "small-100-2", "small-200-2",
+                        default=["digits", "synthetic", "adult", "small-100-2", "small-200-2",
                                  "small-400-3"])
-    parser.add_argument("--estimators", nargs="+", default=list(ESTIMATORS),
-                        choices=list(ESTIMATORS))
+    parser.add_argument("--estimators", nargs="+", default=COMBINED, choices=list(ESTIMATORS))
     parser.add_argument("--epsilons", nargs="+", type=float, default=[0.5, 1, 2, 4, 8])
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    estimators = args.estimators
+    if "dpsgd" in estimators and not _has_torch():
+        print("dpsgd skipped: torch is not installed (the [torch] extra)\n")
+        estimators = [name for name in estimators if name != "dpsgd"]
     tables = []
     for dataset in args.datasets:  # each table as soon as it is done
-        tables.append(run(dataset, args.estimators, args.epsilons, list(range(args.seeds)),
+        tables.append(run(dataset, estimators, args.epsilons, list(range(args.seeds)),
                           args.n_jobs, args.data_dir))
         print(tables[-1] + "\n", flush=True)
     if args.out is not None:

@@ -74,8 +74,9 @@ def _semi_supervised_targets(n_rows, n_classes):
 
 # The "auto" rule of the teacher and query counts (see _auto_teachers_and_queries).
 _MARGIN = 3.5  # teachers per answer-noise std, times sqrt(1 + ln K)
-_ROWS_PER_CLASS, _MIN_ROWS = 1, 5  # rows per teacher: at least max(5, K)
+_ROWS_PER_CLASS, _MIN_ROWS = 2, 5  # rows per teacher: at least max(5, 2 K)
 _MAX_QUERIES = 1000  # queries: at most 1000, the upper end of Papernot et al. (2017)
+_QUERIES_PER_CLASS, _MIN_QUERIES = 5, 50  # queries: at least min(n, max(50, 5 K))
 
 
 def _auto_teachers_and_queries(n_samples, n_classes, noise_std, n_teachers, n_queries):
@@ -91,17 +92,25 @@ def _auto_teachers_and_queries(n_samples, n_classes, noise_std, n_teachers, n_qu
       largest of ``K - 1`` noisy wrong bins grows like ``sqrt(2 ln K)`` noise
       stds; Papernot et al. 2018 run ``T / sigma`` of about 6 on MNIST, 250
       teachers against ``sigma = 40``);
-    - each teacher has enough rows to be accurate: ``n / T >= max(5, K)``.
+    - each teacher has enough rows to be accurate: ``n / T >= max(5, 2 K)``,
+      two rows per class or more (a logistic-regression teacher on one row
+      per class of the digits is right about 40% of the time, on two about
+      55%, and a plurality of such teachers is no better: their errors agree).
 
     ``Q`` is the largest count up to ``min(n, 1000)`` for which both hold,
-    and 1 when none does (small ``n`` or ``epsilon``: the noise then drowns
-    the votes, which the fit's warning says). ``T`` is the fewest teachers
-    that meet the first condition, ``ceil(c sigma(Q))``, within ``[1, n /
-    max(5, K)]``: fewer teachers each see more rows. Holding ``T / sigma``
-    at ``c`` holds the selection noise of Confident-GNMax at ``sigma_ratio /
-    c`` of the teachers, so the share of queries answered does not shrink
-    as epsilon grows while ``Q`` grows: a larger epsilon never answers fewer
-    queries (in expectation). A given count (an int, not ``"auto"``) is used
+    and at least ``min(n, 5 K)``: a student taught fewer than a few labels
+    per class cannot tell the classes apart however clean they are, and at a
+    small epsilon more, noisier, answers teach it more than fewer clean ones
+    (300 rows, two classes, epsilon 1: 25 to 50 queries gave 0.60 to 0.71
+    where the margin rule's 5 gave the majority rate). ``T`` is the fewest
+    teachers that meet the first condition, ``ceil(c sigma(Q))``, within
+    ``[1, n / max(5, 2 K)]``: fewer teachers each see more rows. Holding
+    ``T / sigma`` at ``c`` holds the selection noise of Confident-GNMax at
+    ``sigma_ratio / c`` of the teachers, so the share of queries answered
+    does not shrink as epsilon grows while ``Q`` grows. The two floors were
+    set from a sweep of ``(T, Q)`` on the digits and 300-row synthetic sets
+    (``benchmarks/pate.py``); the margin constant is Papernot et al.'s. A
+    given count (an int, not ``"auto"``) is used
     as given and the other is resolved against it. No label is read.
     """
     margin = _MARGIN * np.sqrt(1.0 + np.log(n_classes))
@@ -117,7 +126,10 @@ def _auto_teachers_and_queries(n_samples, n_classes, noise_std, n_teachers, n_qu
                 low = middle
             else:
                 high = middle - 1
-        n_queries = low
+        # A student taught fewer than a few labels per class cannot tell the
+        # classes apart however clean the labels: below that, more (noisier)
+        # answers teach more than fewer clean ones.
+        n_queries = max(low, min(n_samples, max(_MIN_QUERIES, _QUERIES_PER_CLASS * n_classes)))
     if n_teachers == "auto":
         n_teachers = int(min(most_teachers, max(1, np.ceil(margin * noise_std(n_queries)))))
     return n_teachers, n_queries
@@ -263,13 +275,14 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         that does not depend on their number; the fewer, the more rows each
         teacher learns from. ``"auto"``: the fewest teachers whose vote margin
         covers the answer noise, ``ceil(3.5 sqrt(1 + ln K) sigma)`` for the
-        noise std ``sigma`` in votes, at most ``n / max(5, K)`` (see Notes).
+        noise std ``sigma`` in votes, at most ``n / max(5, 2 K)`` (see Notes).
     n_queries : int, float or "auto", default="auto"
         Number of queries ``Q``: an int, at most the number of rows, or a
         fraction in (0, 1) of the rows (at least one). Every query is paid
         for, and the noise grows like ``sqrt(Q)``; a warning says when it
         exceeds half the number of teachers. ``"auto"``: the most queries, at
-        most ``min(n, 1000)``, whose noise the teachers can cover (see Notes).
+        most ``min(n, 1000)``, whose noise the teachers can cover, and at
+        least ``min(n, 5 K)`` (see Notes).
     aggregator : {"lnmax", "gnmax", "confident_gnmax"}, default="confident_gnmax"
         How the votes are turned into labels (see above): LNMax (pure DP),
         GNMax, or Confident-GNMax, which leaves queries without a clear
@@ -355,11 +368,13 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     the noise is small against the plurality's margin, which grows with the
     number of teachers (``T >= c sigma``, ``c = 3.5 sqrt(1 + ln K)``;
     Papernot et al. 2018 run ``T / sigma`` of about 6 on MNIST), and when each
-    teacher has enough rows to be accurate (``n / T >= max(5, K)``). ``Q`` is
-    the largest count up to ``min(n, 1000)`` meeting both (1 when none does);
-    ``T`` the fewest teachers meeting the first. Keeping ``T / sigma`` fixed
-    keeps the share of confident answers about the same at every epsilon, so
-    a larger epsilon buys more queries (and more answers), never fewer. A
+    teacher has enough rows to be accurate (``n / T >= max(5, 2 K)``). ``Q``
+    is the largest count up to ``min(n, 1000)`` meeting both, and at least
+    ``min(n, 5 K)``, the few labels per class a student needs to tell the
+    classes apart; ``T`` the fewest teachers meeting the first. Keeping
+    ``T / sigma`` fixed keeps the share of confident answers about the same at
+    every epsilon, so a larger epsilon buys more queries (and more answers),
+    never fewer. A
     count you pass is used as given, and the other is resolved against it.
     Measured figures are in the user guide.
 

@@ -70,25 +70,38 @@ def test_resolved_values_are_recorded_and_a_user_value_wins():
 @pytest.mark.parametrize("n,K", [(100, 2), (300, 3), (1257, 10), (32561, 2)])
 def test_the_rule_covers_the_noise_within_the_rows(n, K):
     margin = 3.5 * math.sqrt(1 + math.log(K))
-    most_teachers = n // max(5, K)
+    most_teachers = n // max(5, 2 * K)  # two rows per class or more
+    floor = min(n, max(50, 5 * K))  # the student's few labels per class
     previous = 0
     for epsilon in (0.5, 1.0, 2.0, 4.0, 8.0, 16.0):
         T, Q = PATEClassifier(epsilon=epsilon)._resolve_counts(n, K)
         sigma = confident_gnmax_sigmas(epsilon, 1e-5, Q, 2.0)[1]
-        assert 1 <= T <= most_teachers and 1 <= Q <= min(n, 1000)
-        if margin * sigma <= most_teachers:  # feasible: the teachers cover the noise...
-            assert T == math.ceil(margin * sigma) or T == most_teachers
+        assert 1 <= T <= most_teachers and floor <= Q <= min(n, 1000)
+        assert T == min(most_teachers, math.ceil(margin * sigma))
+        if Q > floor:  # the margin rule set Q: the teachers cover its noise...
             assert margin * sigma <= T
             # ... and one more query would not be covered (or Q is at its cap).
             if Q < min(n, 1000):
                 more = confident_gnmax_sigmas(epsilon, 1e-5, Q + 1, 2.0)[1]
                 assert margin * more > most_teachers
+        else:  # the floor: the most teachers the rows allow, or fewer that cover it
+            assert Q == floor
         assert Q >= previous  # a larger epsilon never buys fewer queries
         previous = Q
     T, Q = PATEClassifier(epsilon=8.0, aggregator="gnmax")._resolve_counts(n, K)
-    if 1 < Q < min(n, 1000):  # GNMax's own noise sets its counts
+    if floor < Q < min(n, 1000):  # GNMax's own noise sets its counts
         assert margin * gnmax_sigma(8.0, 1e-5, Q) <= T
         assert margin * gnmax_sigma(8.0, 1e-5, Q + 1) > most_teachers
+
+
+def test_the_floors_at_small_epsilon():
+    # 300 rows, 2 classes, epsilon 0.5: the margin rule alone would ask one
+    # query (the noise covers any margin of 60 teachers); the floor asks 50.
+    assert PATEClassifier(epsilon=0.5)._resolve_counts(300, 2) == (60, 50)
+    # The digits' 1,257 rows and 10 classes: teachers of 20 rows (2 per class).
+    assert PATEClassifier(epsilon=4.0)._resolve_counts(1257, 10) == (62, 50)
+    # A given n_teachers is kept; the floor still sets the queries.
+    assert PATEClassifier(n_teachers=9, epsilon=0.5)._resolve_counts(300, 2) == (9, 50)
 
 
 @pytest.mark.parametrize("n,K", [(100, 2), (150, 3)])
