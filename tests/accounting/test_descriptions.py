@@ -261,3 +261,43 @@ def test_descriptions_survive_the_sqlite_ledger(tmp_path):
     for spend in _records():
         plain.spend(spend.epsilon, spend.delta)
     assert tight < plain.total(slack=SLACK).epsilon - 0.1
+
+
+# ------------------------------------------------------------------- the estimators
+
+
+def test_estimators_record_their_descriptions():
+    from sklearn.linear_model import LinearRegression
+
+    from sklearn_labeldp.linear_model import DPLeastSquaresClassifier, DPLeastSquaresRegressor
+    from sklearn_labeldp.regression import NoisyLabelRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=120)
+    gaussian = NoisyLabelRegressor(LinearRegression(), epsilon=1.0, delta=1e-5,
+                                   label_range=(-3, 3), mechanism="gaussian",
+                                   random_state=0).fit(X, y)
+    params = gaussian.mechanism_params_
+    # One clipped label moves by at most the range, 6: mu = 6 / sigma, checked exactly.
+    assert gaussian.privacy_spend_.params["gaussian"] == pytest.approx(6.0 / params["noise_std"])
+    assert gaussian_delta(1.0, gaussian.privacy_spend_.params["gaussian"]) <= 1e-5
+    laplace = NoisyLabelRegressor(LinearRegression(), epsilon=1.0, label_range=(-3, 3),
+                                  mechanism="laplace", random_state=0).fit(X, y)
+    assert laplace.privacy_spend_.params["laplace"] == (1.0, 1)
+    assert laplace.mechanism_params_["noise_scale"] == 6.0  # range / epsilon
+
+    labels = (X[:, 0] > 0).astype(int)
+    fits = [DPLeastSquaresClassifier(epsilon=1.0, delta=1e-6, data_norm=3.0, classes=[0, 1],
+                                     random_state=0).fit(X, labels),
+            DPLeastSquaresRegressor(epsilon=1.0, delta=1e-6, data_norm=3.0,
+                                    label_range=(-3, 3), random_state=0).fit(X, y)]
+    for fit in fits:
+        mu = fit.privacy_spend_.params["gaussian"]
+        # 19 fits are one Gaussian of sqrt(19) mu (Dong, Roth and Su 2022).
+        acc = BudgetAccountant(math.inf, 1.0)
+        for _ in range(N_FITS):
+            acc.spend(fit.privacy_spend_)
+        exact = gaussian_epsilon(math.sqrt(N_FITS) * mu, N_FITS * 1e-6 + SLACK)
+        assert 0.99 <= acc.total(slack=SLACK).epsilon / exact <= 1.01
+        assert acc.total(slack=SLACK).epsilon < 0.4 * acc.total().epsilon

@@ -59,6 +59,9 @@ def test_vector_approx_trains_on_rappor_bits(data):
     assert stats.binomtest(int(off.sum()), off.size, 1 - q_plus).pvalue > 1e-3
     assert clf.epsilon_ == eps and clf.delta_ == 0.0
     assert clf.privacy_spend_.mechanism == "RAPPOR"
+    # Described: the bits measured above are binary randomized responses at eps / 2, and
+    # a label change moves two of them, which a tight total composes as such.
+    assert clf.privacy_spend_.params["rappor"] == eps
 
 
 def test_vector_approx_predicts_argmax_and_debiased_proba(data):
