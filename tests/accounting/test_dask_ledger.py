@@ -117,3 +117,30 @@ def test_a_handle_without_its_scheduler_says_so():
 def test_path_and_client_together_are_refused(client, tmp_path):
     with pytest.raises(ValueError, match="not both"):
         BudgetAccountant(path=tmp_path / "ledger.sqlite", client=client)
+
+
+def _spend_described(accountant, which):
+    from sklearn_labeldp.accounting import PrivacySpend
+
+    spend = {"rappor": PrivacySpend.rappor(0.5), "laplace": PrivacySpend.laplace(0.25, 2),
+             "gaussian": PrivacySpend.gaussian(0.5, 1e-7)}[which]
+    accountant.spend(spend)
+    return which
+
+
+def test_new_descriptions_survive_the_scheduler_ledger(client):
+    pytest.importorskip("dp_accounting")
+    from sklearn_labeldp.accounting import PrivacySpend
+
+    kinds = ["rappor", "laplace", "gaussian"] * 3
+    acc = BudgetAccountant(float("inf"), 1.0, client=client)
+    client.gather(client.map(_spend_described, [acc] * len(kinds), kinds, pure=False))
+    local = BudgetAccountant(float("inf"), 1.0)
+    for spend in [PrivacySpend.rappor(0.5), PrivacySpend.laplace(0.25, 2),
+                  PrivacySpend.gaussian(0.5, 1e-7)] * 3:
+        local.spend(spend)
+    assert sorted(str(s.params) for s in acc.spends) == sorted(
+        str(s.params) for s in local.spends)
+    assert acc.total(slack=1e-6).epsilon == pytest.approx(local.total(slack=1e-6).epsilon,
+                                                          rel=1e-9)
+    assert acc.total(slack=1e-6).epsilon < acc.total().epsilon - 1.0
