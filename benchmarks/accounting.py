@@ -20,6 +20,15 @@ Part ``records`` (no training): for each mechanism and a grid of parameters,
   response): *before*, the sum 9.5; *after*, ``total(slack=1e-6)``; the
   *reference*, dp-accounting's PLD of 19 K-ary randomized responses.
 
+Part ``descriptions`` (also run with ``records``): the tight total
+(``total(slack=1e-6)``) of 19 fits at epsilon 0.5 of each mechanism whose
+record now carries its exact description (RAPPOR, ALIBI's Laplace and
+Gaussian one-hot vectors, Laplace label noise and counts, RRWithPrior with
+its smallest set, DP least squares, Gaussian label noise), before and after,
+against a reference computed here (binomial sums, dp-accounting's events,
+the Gaussian's closed-form profile), and for the Gaussian mechanisms the noise
+the old zCDP calibration used over the exact one's.
+
 Part ``adult`` (accuracy gained at matched epsilon, UCI Adult from
 ``--data-dir``, a training subset of ``--n-train`` rows, the whole test file):
 each learner is fitted with the noise the old accounting would have used for
@@ -175,6 +184,122 @@ def print_records(quick):
     return failures
 
 
+# --- 19 fits of each described mechanism -------------------------------------------------
+
+N_FITS = 19
+FIT_EPSILON = 0.5
+FIT_DELTA = 1e-7  # each approximate-DP fit's; the tight totals add SEARCH_DELTA as slack
+
+
+def _binary_rr_composition(epsilon, m, delta):
+    """Exact epsilon of m binary randomized responses at epsilon (binomial sum), dp-free."""
+    from scipy.optimize import brentq
+    from scipy.stats import binom
+
+    p = math.exp(epsilon) / (1 + math.exp(epsilon))
+    j = np.arange(m + 1)
+    p_law, q_law = binom.pmf(j, m, p), binom.pmf(j, m, 1 - p)
+
+    def excess(e):
+        return float(np.sum(np.maximum(p_law - math.exp(e) * q_law, 0.0))) - delta
+
+    return brentq(excess, 0.0, m * epsilon, xtol=1e-12)
+
+
+def _tight(spend, n=N_FITS):
+    from sklearn_labeldp.accounting import BudgetAccountant
+
+    acc = BudgetAccountant(math.inf, 1.0)
+    for _ in range(n):
+        acc.spend(spend)
+    return acc.total(slack=SEARCH_DELTA).epsilon
+
+
+def description_rows():
+    """(name, tight total before, after, reference, noise old/new) for 19 fits at 0.5.
+
+    *before*: ``total(slack=1e-6)`` of the records as the library made them
+    before they carried these descriptions (a pure record as binary randomized
+    response, an approximate one without description by the sum); *after*:
+    the same total of today's records; *reference*: computed here without the
+    library's composition (binomial sums, dp-accounting's events, the
+    Gaussian's closed-form profile).
+    """
+    from sklearn_labeldp.accounting import (
+        PrivacySpend,
+        approx_dp_to_zcdp,
+        calibrate_gaussian_sigma,
+        gaussian_epsilon,
+        gaussian_sigma_for_approx_dp,
+    )
+    from sklearn_labeldp.linear_model import DPLeastSquaresClassifier
+
+    dpa = _dpa()
+    pld = dpa.pld.privacy_loss_distribution
+    eps, total_delta = FIT_EPSILON, N_FITS * FIT_DELTA + SEARCH_DELTA
+    pure_before = _tight(PrivacySpend.leaf("pure", eps))
+    rows = [("RAPPOR (vector approximation)", pure_before, _tight(PrivacySpend.rappor(eps)),
+             _binary_rr_composition(eps / 2, 2 * N_FITS, SEARCH_DELTA), math.nan)]
+    laplace = pld.from_laplace_mechanism(2 / eps, value_discretization_interval=1e-4)
+    rows.append(("ALIBI, Laplace one-hot", pure_before, _tight(PrivacySpend.laplace(eps / 2, 2)),
+                 laplace.self_compose(2 * N_FITS).get_epsilon_for_delta(SEARCH_DELTA),
+                 math.nan))
+    laplace = pld.from_laplace_mechanism(1 / eps, value_discretization_interval=1e-4)
+    rows.append(("Laplace label noise / Laplace count", pure_before,
+                 _tight(PrivacySpend.laplace(eps, 1)),
+                 laplace.self_compose(N_FITS).get_epsilon_for_delta(SEARCH_DELTA), math.nan))
+    for k_min in (3, 5):
+        noise = k_min / (math.exp(eps) + k_min - 1)
+        rr = pld.from_randomized_response(noise, k_min,
+                                          neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
+        rows.append((f"RRWithPrior, smallest set {k_min}", pure_before,
+                     _tight(PrivacySpend.randomized_response(eps, k_min)),
+                     rr.self_compose(N_FITS).get_epsilon_for_delta(SEARCH_DELTA), math.nan))
+    rows.append(("exponential mechanism (pure, as before)", pure_before, pure_before,
+                 _binary_rr_composition(eps, N_FITS, SEARCH_DELTA), math.nan))
+    # Gaussian mechanisms: before, zCDP-calibrated records composed by the sum.
+    for formulation in ("weighted", "ridge"):
+        clf = DPLeastSquaresClassifier(epsilon=eps, delta=FIT_DELTA, formulation=formulation)
+        s, mu, _ = clf._noise_multiplier()
+        root = mu * s  # sqrt(W): the releases' label-change weight
+        s_old = gaussian_sigma_for_approx_dp(eps, FIT_DELTA, sensitivity=root)
+        spend = PrivacySpend.leaf("DP least squares", eps, FIT_DELTA, gaussian=mu)
+        rows.append((f"DP least squares ({formulation})", N_FITS * eps, _tight(spend),
+                     gaussian_epsilon(math.sqrt(N_FITS) * mu, total_delta), s_old / s))
+    sigma_old = gaussian_sigma_for_approx_dp(eps, FIT_DELTA, sensitivity=math.sqrt(2))
+    sigma = calibrate_gaussian_sigma(eps, FIT_DELTA, 2.0)
+    spend = PrivacySpend.leaf("Gaussian one-hot", eps, FIT_DELTA, gaussian=math.sqrt(2) / sigma)
+    rows.append(("ALIBI, Gaussian one-hot (exact calibration)", N_FITS * eps, _tight(spend),
+                 gaussian_epsilon(math.sqrt(N_FITS * 2) / sigma, total_delta), sigma_old / sigma))
+    mu = math.sqrt(2 * approx_dp_to_zcdp(eps, FIT_DELTA))  # NoisyLabelRegressor's zCDP noise
+    spend = PrivacySpend.leaf("Gaussian label noise", eps, FIT_DELTA, gaussian=mu)
+    rows.append(("Gaussian label noise (zCDP noise kept)", N_FITS * eps, _tight(spend),
+                 gaussian_epsilon(math.sqrt(N_FITS) * mu, total_delta), 1.0))
+    return rows
+
+
+def print_descriptions():
+    start = time.perf_counter()
+    rows = description_rows()
+    header = (f"{'mechanism (19 fits at eps 0.5)':44s} {'sum':>6s} {'before':>7s} {'after':>7s} "
+              f"{'ref':>7s} {'after/ref':>9s} {'noise old/new':>13s}")
+    print(f"\ntight total (slack {SEARCH_DELTA:g}; approximate-DP fits at delta "
+          f"{FIT_DELTA:g} each) of {N_FITS} fits at epsilon {FIT_EPSILON}")
+    print(header)
+    print("-" * len(header))
+    failures = []
+    for name, before, after, reference, noise in rows:
+        ratio = after / reference
+        noise_text = "" if math.isnan(noise) else f"{noise:13.3f}"
+        print(f"{name:44s} {N_FITS * FIT_EPSILON:6.2f} {before:7.3f} {after:7.3f} "
+              f"{reference:7.3f} {ratio:9.3f} {noise_text}")
+        if not 0.99 <= ratio <= 1.01 or after > before + 1e-9:
+            failures.append(f"{name}: after/reference {ratio:.3f}, after {after:.3f} vs "
+                            f"before {before:.3f}")
+    print(f"({time.perf_counter() - start:.0f} s)")
+    return failures
+
+
 # --- accuracy on Adult ------------------------------------------------------------------
 
 
@@ -319,7 +444,8 @@ def print_adult(data_dir, n_train, n_seeds, quick, learners):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["records", "adult", "all"], default="all")
+    parser.add_argument("--part", choices=["records", "descriptions", "adult", "all"],
+                        default="all")
     parser.add_argument("--data-dir", default=os.environ.get("SKLEARN_LABELDP_ADULT",
                                                              "../shared/data/adult"))
     parser.add_argument("--n-train", type=int, default=10000)
@@ -331,6 +457,8 @@ def main(argv=None):
     failures = []
     if args.part in ("records", "all"):
         failures += print_records(args.quick)
+    if args.part in ("records", "descriptions", "all"):
+        failures += print_descriptions()
     if args.part in ("adult", "all"):
         failures += print_adult(args.data_dir, args.n_train, args.seeds, args.quick,
                                 args.learners.split(","))
