@@ -745,7 +745,7 @@ class DPLinearSVC(_BasePrivateERM):
       proportional to ``exp(-(n Lambda eps / g) ||b||)``.
 
     With ``K > 2`` classes a label change alters 2 of the K binary problems,
-    which run with ``epsilon / 2`` each (``epsilon / K`` under full DP). Both
+    which run with ``epsilon / 2`` each under either ``privacy``. Both
     guarantees hold for the exact minimiser only: L-BFGS runs until the
     gradient norm is at most ``tol``, and
     :class:`~sklearn_labeldp.exceptions.ReleaseError` is raised (no model,
@@ -769,9 +769,9 @@ class DPLinearSVC(_BasePrivateERM):
     C : float or "auto", default="auto"
         Inverse regularisation strength, scikit-learn's: ``Lambda = 1 / (2 C
         n)`` on the mapped rows, ``1 / (C n)`` without intercept. ``"auto"``
-        (reported as ``C_``): ``Lambda = c nu`` (objective) or ``nu`` (output)
-        with ``c = 1 / (2h)`` and ``nu = d g / (n eps_problem)`` the noise's
-        expected norm as a perturbation of the mean gradient.
+        (reported as ``C_``), with ``nu = d g / (n eps_problem)``: ``Lambda =
+        nu`` (output); objective ``sqrt(2) nu / sqrt(d)``, or ``nu / (1 - h)``
+        once ``sqrt(2) nu sqrt(d) > 1`` (``huber_objective_regularization``).
     huber_width : float, default=0.5
         ``h`` > 0.
     data_norm : float or "auto", default="auto"
@@ -782,8 +782,8 @@ class DPLinearSVC(_BasePrivateERM):
     solver : {"objective", "output"}, default="objective"
     privacy : {"label", "full"}, default="label"
         ``"label"``: neighbouring datasets differ in one label; ``"full"``:
-        substitution of one whole example, which covers a label change too:
-        the fit is ``epsilon``-DP for both (``example_epsilon_ == epsilon_``).
+        substitution of one whole example: the same label-change calibration,
+        its whole-example guarantee reported as ``example_epsilon_``.
     fit_intercept : bool, default=True
         Fit an intercept as a constant feature inside the norm bound (it is
         regularised).
@@ -829,8 +829,8 @@ class DPLinearSVC(_BasePrivateERM):
     delta_ : float
         0.
     example_epsilon_ : float
-        ``privacy="full"`` only: epsilon for substituting a whole example,
-        ``epsilon`` (substitution covers a label change).
+        ``privacy="full"`` only: epsilon for substituting a whole example
+        (``perturbation_example_epsilon``: about ``K epsilon / 2`` for K > 2).
     example_delta_ : float
         ``privacy="full"`` only: 0.
     privacy_spend_ : PrivacySpend

@@ -29,8 +29,10 @@ def _expected_lambda(n, d, k, epsilon, h):
     nu = d * 2.0 / (n * eps_problem)
     price = math.sqrt(2) * nu * math.sqrt(d)  # the bound at Lambda = sqrt(2) nu / sqrt(d)
     if price <= 1:
-        return math.sqrt(2) * nu / math.sqrt(d), "margin"
-    return (nu / (1 - h) if h < 1 else nu / (2 * h)), "linear zone"
+        reg, branch = math.sqrt(2) * nu / math.sqrt(d), "margin"
+    else:
+        reg, branch = (nu / (1 - h) if h < 1 else nu / (2 * h)), "linear zone"
+    return max(reg, 1 / (2 * n)), branch  # never below scikit-learn's C = 1
 
 
 @pytest.mark.parametrize(("n", "k", "epsilon", "h", "branch"), [
@@ -59,15 +61,18 @@ def test_huber_rule_matches_an_independent_computation(n, k, epsilon, h, branch)
 def test_huber_rule_branches_meet_where_the_price_is_one():
     # The switch is at sqrt(2) nu sqrt(d) = 1: just below it the margin branch's Lambda is
     # 1 / d, just above it nu / (1 - h); the linear zone asks for more ridge (a jump up).
-    d, h = 65, 0.5
+    n, d, h = 1257, 65, 0.5
     nu_switch = 1 / math.sqrt(2 * d)
-    below = huber_objective_regularization(nu_switch * (1 - 1e-9), d, h)
-    above = huber_objective_regularization(nu_switch * (1 + 1e-9), d, h)
+    below = huber_objective_regularization(nu_switch * (1 - 1e-9), n, d, h)
+    above = huber_objective_regularization(nu_switch * (1 + 1e-9), n, d, h)
     assert below == pytest.approx(1 / d)
     assert above == pytest.approx(nu_switch / (1 - h))
     # Monotone within each branch.
-    assert huber_objective_regularization(0.5 * nu_switch, d, h) < below
-    assert huber_objective_regularization(2 * nu_switch, d, h) > above
+    assert huber_objective_regularization(0.5 * nu_switch, n, d, h) < below
+    assert huber_objective_regularization(2 * nu_switch, n, d, h) > above
+    # As the noise vanishes the ridge stops at scikit-learn's C = 1: 1 / (2n).
+    assert huber_objective_regularization(1e-9, n, d, h) == pytest.approx(1 / (2 * n))
+    assert huber_objective_regularization(1e-2, n, d, h) > 1 / (2 * n)  # digits at eps 8: 0.026
 
 
 def test_output_perturbation_of_the_hinge_keeps_the_noise_share():
