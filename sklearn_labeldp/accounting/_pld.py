@@ -114,6 +114,8 @@ def _pld(description, count=1):
             1.0 / epsilon, sensitivity=1.0, value_discretization_interval=_DISCRETISATION)
         return _self_compose(one, per_record * count)
     if kind == "gaussian":
+        if description[1] == 0:  # a release no label moves
+            return pld.identity(value_discretization_interval=_DISCRETISATION)
         # count Gaussians of sensitivity mu are one of sensitivity sqrt(count) mu.
         return pld.from_gaussian_mechanism(
             1.0 / (math.sqrt(count) * description[1]),

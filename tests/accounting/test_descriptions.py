@@ -301,3 +301,14 @@ def test_estimators_record_their_descriptions():
         exact = gaussian_epsilon(math.sqrt(N_FITS) * mu, N_FITS * 1e-6 + SLACK)
         assert 0.99 <= acc.total(slack=SLACK).epsilon / exact <= 1.01
         assert acc.total(slack=SLACK).epsilon < 0.4 * acc.total().epsilon
+
+
+def test_descriptions_that_release_nothing_compose_to_zero():
+    nothing = [PrivacySpend.gaussian(0.0, 1e-6), PrivacySpend.laplace(0.0, 2),
+               PrivacySpend.rappor(0.0), PrivacySpend.randomized_response(0.0, 3)]
+    acc = BudgetAccountant(math.inf, 1.0)
+    for spend in nothing:
+        assert spend.epsilon == 0.0
+        acc.spend(spend)
+    acc.spend(PrivacySpend.rappor(1.0))
+    assert acc.total(slack=SLACK).epsilon == pytest.approx(_tight(PrivacySpend.rappor(1.0), 1))
