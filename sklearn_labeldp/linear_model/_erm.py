@@ -771,7 +771,7 @@ class DPLinearSVC(_BasePrivateERM):
         n)`` on the mapped rows, ``1 / (C n)`` without intercept. ``"auto"``
         (reported as ``C_``), with ``nu = d g / (n eps_problem)``: ``Lambda =
         nu`` (output); objective ``sqrt(2) nu / sqrt(d)``, or ``nu / (1 - h)``
-        once ``sqrt(2) nu sqrt(d) > 1`` (``huber_objective_regularization``).
+        once ``nu > 1 / K`` (``huber_objective_regularization``).
     huber_width : float, default=0.5
         ``h`` > 0.
     data_norm : float or "auto", default="auto"

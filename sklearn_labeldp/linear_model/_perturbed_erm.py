@@ -360,8 +360,8 @@ def auto_perturbation_regularization(solver, *, epsilon, n_samples, n_classes, n
     - objective perturbation, Huber hinge (:class:`DPLinearSVC`):
       :func:`huber_objective_regularization`, which balances the ridge's bias
       against the noise in the excess-risk bound of Chaudhuri et al. (2011)
-      and falls back on the hinge's linear zone where the bound certifies no
-      margin;
+      and falls back on the hinge's linear zone where the noise outweighs the
+      signal in the gradient;
     - output perturbation: ``Lambda = nu``, for which the noise ``b / (n
       Lambda)`` on the released minimiser has expected norm 1 in the mapped
       features' units; the minimiser's own norm is at most ``sqrt(2 log(2) /
@@ -386,45 +386,48 @@ def auto_perturbation_regularization(solver, *, epsilon, n_samples, n_classes, n
     if solver == "output":
         return nu
     if hasattr(loss, "width"):  # the Huber hinge
-        return huber_objective_regularization(nu, n_samples, n_features, loss.width)
+        return huber_objective_regularization(nu, n_samples, n_features, n_classes,
+                                              loss.width)
     return loss.c * nu
 
 
-def huber_objective_regularization(noise_share, n_samples, n_features, huber_width):
+def huber_objective_regularization(noise_share, n_samples, n_features, n_classes, huber_width):
     """Objective perturbation's ``Lambda`` for the Huber hinge, from the noise share ``nu``.
 
-    The excess-risk analysis of objective perturbation (Chaudhuri, Monteleoni
-    and Sarwate 2011, proof of their Theorem 18) bounds the loss of the private
-    minimiser ``f_priv`` of the ``Lambda``-strongly convex ``J(f) + b.f / n``
-    against any reference predictor ``f0``:
+    Signal first. The mean gradient at 0 of a one-vs-rest problem, ``-mean_i
+    y_i z_i`` in the hinge's linear zone, has a norm of about ``1 / K`` (the
+    positive class's share, rows of norm <= 1; :func:`warn_one_vs_rest_noise`
+    warns past the same point), against the noise's ``nu`` in the same units.
 
-        L(f_priv) <= L(f0) + (Lambda / 2) ||f0||^2 + ||b / n||^2 / Lambda,
+    - ``nu <= 1 / K``: the gradient's direction is mostly signal, and the
+      ridge balances its bias against the noise. The excess-risk analysis of
+      objective perturbation (Chaudhuri, Monteleoni and Sarwate 2011, proof of
+      their Theorem 18) bounds the loss of the private minimiser ``f_priv`` of
+      the ``Lambda``-strongly convex ``J(f) + b.f / n`` against any reference
+      predictor ``f0``:
 
-    the ridge's bias plus the noise's shift of the minimiser (at most ``||b /
-    n|| / Lambda``) times the gradient it works against. With ``||b / n||``
-    at its mean ``nu`` the right-hand side is smallest at
+          L(f_priv) <= L(f0) + (Lambda / 2) ||f0||^2 + ||b / n||^2 / Lambda,
 
-        Lambda = sqrt(2) nu / ||f0||,   where it is L(f0) + sqrt(2) nu ||f0||.
-
-    ``||f0||`` must come from public quantities. On standardised features the
-    energy of a row of norm <= 1 spreads over the ``d`` mapped coordinates,
-    so its component along any fixed direction (the one that separates the
-    classes among them) is about ``1 / sqrt(d)``, and a predictor that gives
-    such rows the hinge's unit margin has norm ``||f0|| = sqrt(d)``:
-
-    - ``sqrt(2) nu sqrt(d) <= 1``: ``Lambda = sqrt(2) nu / sqrt(d)``
-      (``sqrt(2 d) g / (n eps_problem)``);
-    - ``sqrt(2) nu sqrt(d) > 1``: the bound's price of that margin exceeds
-      ``l(0) = 1``, the loss of the zero predictor, so the noise leaves no
-      margin to buy. The minimiser is then best kept in the hinge's linear
-      zone ``m < 1 - h``, where ``J(f) + b.f / n`` is linear plus the ridge
-      and its minimiser the noisy class-mean difference ``(mean_i y_i z_i -
-      b / n) / Lambda`` (the centroid classifier, whose predictions do not
-      depend on ``Lambda``): ``Lambda = nu / (1 - h)``, the smallest ridge at
-      which the noise's expected shift ``nu / Lambda`` of a unit row's margin
-      stays in that zone. A Huber width ``h >= 1`` has no linear zone around
-      ``m = 0``; there the curvature rule ``Lambda = nu / (2h)`` (``c nu``)
-      of the logistic loss serves.
+      the ridge's bias plus the noise's shift of the minimiser (at most ``||b
+      / n|| / Lambda``) times the gradient it works against. With ``||b /
+      n||`` at its mean ``nu`` the right-hand side is smallest at ``Lambda =
+      sqrt(2) nu / ||f0||``. ``||f0||`` must come from public quantities: on
+      standardised features the energy of a row of norm <= 1 spreads over the
+      ``d`` mapped coordinates, so its component along the direction that
+      separates the classes is about ``1 / sqrt(d)``, and a predictor that
+      gives such rows the hinge's unit margin has norm ``sqrt(d)``:
+      ``Lambda = sqrt(2) nu / sqrt(d)`` (``sqrt(2 d) g / (n eps_problem)``).
+    - ``nu > 1 / K``: the noise outweighs the signal in the gradient, and
+      what a smaller ridge adds beyond the first-order direction is fitted to
+      the noise. The minimiser is then kept in the hinge's linear zone ``m < 1
+      - h``, where ``J(f) + b.f / n`` is linear plus the ridge and its
+      minimiser the noisy class-mean difference ``(mean_i y_i z_i - b / n) /
+      Lambda`` (the centroid classifier, whose predictions do not depend on
+      ``Lambda``): ``Lambda = nu / (1 - h)``, the smallest ridge at which the
+      noise's expected shift ``nu / Lambda`` of a unit row's margin stays in
+      that zone. A Huber width ``h >= 1`` has no linear zone around ``m =
+      0``; there the curvature rule ``Lambda = nu / (2h)`` (``c nu``) of the
+      logistic loss serves.
 
     Either branch is at least ``1 / (2n)``, the ridge of scikit-learn's
     default ``C = 1`` (with an intercept): as epsilon grows the first branch
@@ -432,17 +435,17 @@ def huber_objective_regularization(noise_share, n_samples, n_features, huber_wid
     needs exactly, then takes L-BFGS past ``max_iter`` (iris at eps = 1e6).
     At the epsilons of the benchmarks (up to 8) the floor does not bind.
 
-    The former rule ``Lambda = c nu`` for every noise level (``c = 1 / (2h)``,
+    The former rule ``Lambda = c nu`` at every noise level (``c = 1 / (2h)``,
     1 at the default width) sat between the two regimes: on the digits under
-    label DP (``d = 65``, ``n = 1257``) the best ``Lambda`` on a fine grid was
-    0.09 to 0.14 ``nu`` at eps = 4 and 8 and 3.4 and 6.8 ``nu`` at eps = 1 and
-    2, which this rule's two branches (0.18 ``nu`` and 2 ``nu``) follow; the
-    switch falls between eps = 2 and 4 (``sqrt(2) nu sqrt(d)`` = 1.18 and
-    0.59). At eps = 0.5 (``nu`` = 0.41, four times a class's share 1/K of the
-    mean gradient, where the fit warns) about ``nu`` was best: there the
-    hinge's flat part ``m > 1 + h`` drops the rows whose margins the noise
-    pushes furthest up, which partly cancels it; the rule keeps 2 ``nu``
-    (0.265 against the grid's 0.311). Public quantities only.
+    label DP (``d = 65``, ``n = 1257``, ``K = 10``) the best ``Lambda`` on a
+    fine grid was 0.09 to 0.14 ``nu`` at eps = 4 and 8 (``nu`` = 0.05 and
+    0.03) and 3.4 and 6.8 ``nu`` at eps = 1 and 2 (``nu`` = 0.21 and 0.10),
+    which the two branches (0.18 ``nu`` and 2 ``nu``) follow. Deep in the
+    noisy regime a ridge near ``nu`` did better than the centroid (the digits
+    at eps = 0.5, ``nu = 4 / K``: 0.309 against 0.265; the wine data at eps =
+    1): the hinge's flat part ``m > 1 + h`` then drops the rows whose margins
+    the noise pushes furthest up, which partly cancels it. Public quantities
+    only.
 
     Parameters
     ----------
@@ -451,6 +454,8 @@ def huber_objective_regularization(noise_share, n_samples, n_features, huber_wid
     n_samples : int
     n_features : int
         ``d``, the mapped dimension (the intercept's column included).
+    n_classes : int
+        ``K``.
     huber_width : float
         ``h``.
 
@@ -459,9 +464,8 @@ def huber_objective_regularization(noise_share, n_samples, n_features, huber_wid
     float
         ``Lambda``.
     """
-    reference_norm = math.sqrt(n_features)
-    if math.sqrt(2.0) * noise_share * reference_norm <= 1.0:
-        reg = math.sqrt(2.0) * noise_share / reference_norm
+    if noise_share <= 1.0 / n_classes:
+        reg = math.sqrt(2.0) * noise_share / math.sqrt(n_features)
     elif huber_width < 1.0:
         reg = noise_share / (1.0 - huber_width)
     else:

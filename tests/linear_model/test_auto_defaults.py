@@ -144,8 +144,8 @@ def test_auto_perturbation_regularization_is_the_noise_share(solver, privacy, k)
     assert fit.mechanism_params_["regularization"] == pytest.approx(reg)
     assert fit.C_ == fit.mechanism_params_["C"] == pytest.approx(1.0 / (2.0 * n * reg))
     # The Huber hinge: output perturbation keeps nu; objective perturbation balances the
-    # ridge against the noise with a reference norm sqrt(d) (sqrt(2) nu sqrt(d) = 0.05 or
-    # 0.11 here, below 1: the margin branch, Lambda = sqrt(2) nu / sqrt(d)).
+    # ridge against the noise with a reference norm sqrt(d) (nu = 0.017 or 0.033 here, below
+    # a class's share 1/K: the margin branch, Lambda = sqrt(2) nu / sqrt(d)).
     svc = DPLinearSVC(solver=solver, privacy=privacy, epsilon=2.0, huber_width=0.25,
                       classes=list(range(k)), random_state=0)
     with warnings.catch_warnings():

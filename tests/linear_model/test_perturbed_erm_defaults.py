@@ -1,6 +1,7 @@
 """DPLinearSVC's C="auto" under objective perturbation: the Huber hinge's two-branch rule
-(Chaudhuri et al. 2011's bias/noise balance with a reference norm sqrt(d), and the hinge's
-linear zone where that balance certifies no margin), resolved from public inputs only."""
+(Chaudhuri et al. 2011's bias/noise balance with a reference norm sqrt(d) while the noise
+share nu is at most a class's share 1/K of the gradient, the hinge's linear zone beyond),
+resolved from public inputs only."""
 
 import math
 import warnings
@@ -27,8 +28,7 @@ def _expected_lambda(n, d, k, epsilon, h):
     # bound is 2, epsilon / 2 per one-vs-rest problem when k > 2; nu = d g / (n eps).
     eps_problem = epsilon if k == 2 else epsilon / 2
     nu = d * 2.0 / (n * eps_problem)
-    price = math.sqrt(2) * nu * math.sqrt(d)  # the bound at Lambda = sqrt(2) nu / sqrt(d)
-    if price <= 1:
+    if nu <= 1 / k:  # the noise share against a class's share of the mean gradient
         reg, branch = math.sqrt(2) * nu / math.sqrt(d), "margin"
     else:
         reg, branch = (nu / (1 - h) if h < 1 else nu / (2 * h)), "linear zone"
@@ -36,10 +36,11 @@ def _expected_lambda(n, d, k, epsilon, h):
 
 
 @pytest.mark.parametrize(("n", "k", "epsilon", "h", "branch"), [
-    (300, 2, 2.0, 0.5, "margin"),         # nu = 0.017, price 0.05
-    (300, 3, 0.2, 0.5, "linear zone"),    # nu = 0.33, price 1.05
-    (120, 3, 0.5, 0.25, "linear zone"),   # nu = 0.33, price 1.05
-    (120, 3, 0.5, 2.0, "linear zone"),    # h >= 1: no linear zone, Lambda = nu / (2h)
+    (300, 2, 2.0, 0.5, "margin"),         # nu = 0.017 <= 1/2
+    (300, 3, 0.5, 0.5, "margin"),         # nu = 0.13 <= 1/3
+    (300, 3, 0.15, 0.5, "linear zone"),   # nu = 0.44 > 1/3
+    (120, 3, 0.4, 0.25, "linear zone"),   # nu = 0.42
+    (120, 3, 0.4, 2.0, "linear zone"),    # h >= 1: no linear zone, Lambda = nu / (2h)
 ])
 def test_huber_rule_matches_an_independent_computation(n, k, epsilon, h, branch):
     X, y = _data(n, k)
@@ -58,21 +59,23 @@ def test_huber_rule_matches_an_independent_computation(n, k, epsilon, h, branch)
     assert fit.C_ == fit.mechanism_params_["C"] == pytest.approx(1 / (2 * n * reg))
 
 
-def test_huber_rule_branches_meet_where_the_price_is_one():
-    # The switch is at sqrt(2) nu sqrt(d) = 1: just below it the margin branch's Lambda is
-    # 1 / d, just above it nu / (1 - h); the linear zone asks for more ridge (a jump up).
-    n, d, h = 1257, 65, 0.5
-    nu_switch = 1 / math.sqrt(2 * d)
-    below = huber_objective_regularization(nu_switch * (1 - 1e-9), n, d, h)
-    above = huber_objective_regularization(nu_switch * (1 + 1e-9), n, d, h)
-    assert below == pytest.approx(1 / d)
-    assert above == pytest.approx(nu_switch / (1 - h))
-    # Monotone within each branch.
-    assert huber_objective_regularization(0.5 * nu_switch, n, d, h) < below
-    assert huber_objective_regularization(2 * nu_switch, n, d, h) > above
+def test_huber_rule_switches_where_the_noise_outweighs_a_class():
+    # The switch is at nu = 1 / K: just below it the margin branch's Lambda is
+    # sqrt(2) / (K sqrt(d)), just above it 1 / (K (1 - h)): more ridge (a jump up).
+    n, d, k, h = 1257, 65, 10, 0.5
+    switch = 1 / k
+    below = huber_objective_regularization(switch * (1 - 1e-9), n, d, k, h)
+    above = huber_objective_regularization(switch * (1 + 1e-9), n, d, k, h)
+    assert below == pytest.approx(math.sqrt(2) / (k * math.sqrt(d)))
+    assert above == pytest.approx(switch / (1 - h))
+    # Monotone within each branch; two classes switch later (1/2).
+    assert huber_objective_regularization(0.5 * switch, n, d, k, h) < below
+    assert huber_objective_regularization(2 * switch, n, d, k, h) > above
+    assert huber_objective_regularization(0.3, n, d, 2, h) == pytest.approx(
+        math.sqrt(2) * 0.3 / math.sqrt(d))
     # As the noise vanishes the ridge stops at scikit-learn's C = 1: 1 / (2n).
-    assert huber_objective_regularization(1e-9, n, d, h) == pytest.approx(1 / (2 * n))
-    assert huber_objective_regularization(1e-2, n, d, h) > 1 / (2 * n)  # digits at eps 8: 0.026
+    assert huber_objective_regularization(1e-9, n, d, k, h) == pytest.approx(1 / (2 * n))
+    assert huber_objective_regularization(0.026, n, d, k, h) > 1 / (2 * n)  # digits, eps 8
 
 
 def test_output_perturbation_of_the_hinge_keeps_the_noise_share():
@@ -83,9 +86,9 @@ def test_output_perturbation_of_the_hinge_keeps_the_noise_share():
         loss=HuberHingeLoss(0.5), privacy="full") == pytest.approx(nu)
 
 
-@pytest.mark.parametrize(("epsilon", "privacy"), [(2.0, "label"), (0.2, "full")])
+@pytest.mark.parametrize(("epsilon", "privacy"), [(2.0, "label"), (0.15, "full")])
 def test_huber_rule_reads_no_label_and_a_user_value_wins(epsilon, privacy):
-    # Both branches (price 0.1 and 1.05 at n = 300, K = 3): permuted and constant labels
+    # Both branches (nu = 0.03 and 0.44 at n = 300, K = 3): permuted and constant labels
     # resolve the same C_; an explicit C is used as given.
     X, y = _data(300, 3)
     rng = np.random.default_rng(0)
@@ -109,12 +112,12 @@ def test_linear_zone_branch_fits_the_noisy_centroid():
     # larger ridge (the centroid's plateau) for most test rows, and it beats chance.
     X, y = _data(2000, 3, n_features=20)
     Xtr, ytr, Xte, yte = X[:1000], y[:1000], X[1000:], y[1000:]
-    kw = dict(epsilon=0.5, data_norm=4.0, classes=[0, 1, 2], random_state=0)
+    kw = dict(epsilon=0.2, data_norm=4.0, classes=[0, 1, 2], random_state=0)  # nu = 0.42
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         auto = DPLinearSVC(**kw).fit(Xtr, ytr)
         plateau = DPLinearSVC(C=auto.C_ * 1e-3, **kw).fit(Xtr, ytr)
     d = Xtr.shape[1] + 1
-    assert _expected_lambda(1000, d, 3, 0.5, 0.5)[1] == "linear zone"
+    assert _expected_lambda(1000, d, 3, 0.2, 0.5)[1] == "linear zone"
     assert np.mean(auto.predict(Xte) == plateau.predict(Xte)) > 0.9
     assert auto.score(Xte, yte) > 0.5
