@@ -46,7 +46,13 @@ extensions = [
 ]
 
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints"]
+# sphinx-gallery's computation-time pages load DataTables and jQuery from CDNs;
+# they are not written (write_computation_times below), and a copy left by an
+# older build is not built either.
+exclude_patterns = [
+    "_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints",
+    "sg_execution_times.rst", "auto_examples/sg_execution_times.rst",
+]
 root_doc = "index"
 default_role = "literal"
 nitpicky = False
@@ -58,6 +64,9 @@ autosummary_imported_members = False
 autodoc_default_options = {"members": True, "inherited-members": True}
 autodoc_member_order = "groupwise"
 autodoc_typehints = "none"  # numpydoc sections carry the types
+# The page's table of contents names a method "fit()", not
+# "DPLeastSquaresClassifier.fit()", which would not fit the sidebar.
+toc_object_entries_show_parents = "hide"
 # __init__ only stores parameters; the class docstring documents them.
 autoclass_content = "class"
 
@@ -92,8 +101,7 @@ sphinx_gallery_conf = {
     "only_warn_on_example_error": False,
     "show_memory": False,
     "reference_url": {},  # no links into remote documentation (offline build)
-    # The sg_execution_times pages load DataTables and jQuery from CDNs.
-    "write_computation_times": False,
+    "write_computation_times": False,  # see exclude_patterns
 }
 
 # -- HTML ----------------------------------------------------------------------
@@ -103,9 +111,11 @@ html_title = f"{project} {release}"
 html_static_path = ["_static"]
 html_css_files = ["custom.css"]
 html_theme_options = {
+    # The navbar stays on one line at a 1280 px window: four links (the
+    # developers' guide and the references go under "More") and a search icon
+    # rather than the wide search field.
     "navbar_align": "left",
-    "header_links_before_dropdown": 6,
-    # A search icon rather than the wide search field keeps the navbar on one line.
+    "header_links_before_dropdown": 4,
     "navbar_persistent": ["search-button"],
     "show_toc_level": 2,
     # The page's table of contents only: no "edit" or "show source" links.
