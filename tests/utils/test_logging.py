@@ -1,4 +1,4 @@
-"""The package logger records the label-free facts of a fit (its seal is tested elsewhere)."""
+"""The package logger records the label-free facts of a fit: charge, stages, resolved settings."""
 
 import logging
 
@@ -20,7 +20,8 @@ def test_the_logger_records_the_charge_and_the_resolved_settings(caplog):
                             accountant=BudgetAccountant()).fit(X, y)
     messages = [r.getMessage() for r in caplog.records if r.name == "sklearn_labeldp"]
     assert messages[0] == "RRWithPriorClassifier charged epsilon=1, delta=0 (LP-MST)"
-    assert messages[1].startswith("RRWithPriorClassifier resolved {")
+    assert messages[1] == "RRWithPriorClassifier: stage 1 of 1, 200 examples"
+    assert messages[2].startswith("RRWithPriorClassifier resolved {")
     assert messages[-1] == ("PrivateGridSearchCV charged epsilon=0.5, delta=0 "
                             "(PrivateGridSearchCV(holdout)); selected candidate 0 of 2")
-    assert len(messages) == 3  # the candidates' fits ran sealed: logging was off
+    assert len(messages) == 4  # the candidates' fits ran sealed: logging was off
