@@ -1,4 +1,4 @@
-"""The meta-estimators predict on dask arrays lazily, block by block of rows.
+"""The meta-estimators and the label-DP regressors predict on dask arrays lazily, by row blocks.
 
 Fitted on numpy, ``predict``, ``predict_proba`` and ``decision_function`` (where
 the final model has them) on a dask ``X`` return dask arrays chunked like
@@ -8,16 +8,20 @@ the final model has them) on a dask ``X`` return dask arrays chunked like
 
 import numpy as np
 import pytest
-from sklearn.linear_model import LogisticRegression
+from sklearn.base import BaseEstimator
+from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.neighbors import KNeighborsClassifier
 
 from sklearn_labeldp import (
     ALIBIClassifier,
     BudgetAccountant,
+    NoisyLabelRegressor,
     PATEClassifier,
     RRWithPriorClassifier,
+    VectorApproxClassifier,
 )
 from sklearn_labeldp.datasets import make_circle_gaussians
+from sklearn_labeldp.utils._dask import row_blocks_on_dask
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -48,7 +52,18 @@ def _pate():
                           accountant=BudgetAccountant())
 
 
-MAKERS = {"lp_mst": _rr, "lp_mst_unseen": _rr_unseen_class, "alibi": _alibi, "pate": _pate}
+def _vector_approx():
+    return VectorApproxClassifier(epsilon=2.0, classes=range(K), accountant=BudgetAccountant())
+
+
+def _vector_approx_per_column():
+    # A classifier base: one LogisticRegression per bit column (BitColumnClassifiers).
+    return VectorApproxClassifier(LogisticRegression(), epsilon=2.0, classes=range(K),
+                                  accountant=BudgetAccountant())
+
+
+MAKERS = {"lp_mst": _rr, "lp_mst_unseen": _rr_unseen_class, "alibi": _alibi, "pate": _pate,
+          "vector_approx": _vector_approx, "vector_approx_per_column": _vector_approx_per_column}
 
 
 @pytest.fixture(scope="module")
@@ -77,16 +92,80 @@ def test_predictions_on_dask_are_lazy_blockwise_and_equal_numpy(data, name):
         assert np.all(clf.decision_function(X_new)[:, K] == -np.inf)
 
 
+def _regressor(debias):
+    # RR-on-Bins with debias="predictions" undoes the release's shrinkage on
+    # every block's predictions; "none" returns the base's predictions as they are.
+    return NoisyLabelRegressor(Ridge(), epsilon=2.0, label_range=(-2.0, 2.0),
+                               mechanism="rr_on_bins", debias=debias,
+                               accountant=BudgetAccountant())
+
+
+@pytest.mark.parametrize("debias", ["none", "predictions"])
+def test_regressor_predictions_on_dask_are_lazy_blockwise_and_equal_numpy(data, debias):
+    X, _, X_new = data
+    y = np.clip(X[:, 0] - 0.5 * X[:, 1], -2.0, 2.0)
+    reg = _regressor(debias).fit(X, y)
+    assert reg.mechanism_params_["debias"] == debias
+    expected = reg.predict(X_new)
+    if debias == "predictions":  # the correction changes the predictions: it must be applied
+        np.testing.assert_raises(AssertionError, np.testing.assert_allclose,
+                                 reg.estimator_.predict(X_new), expected)
+    X_dask = da.from_array(X_new, chunks=((100, 100, 50), (1, 1)))
+    with dask.config.set(scheduler="synchronous"):
+        lazy = reg.predict(X_dask)
+        assert isinstance(lazy, da.Array)
+        assert lazy.chunks == ((100, 100, 50),)
+        assert lazy.dtype == expected.dtype == np.float64
+        np.testing.assert_array_equal(lazy.compute(), expected)
+
+
+def test_row_blocks_on_dask_reads_the_shape_from_one_public_row_when_not_given():
+    class Scores(BaseEstimator):
+        n_calls = 0
+
+        def fit(self, X, y=None):
+            self.fitted_ = True
+            return self
+
+        @row_blocks_on_dask()
+        def decision_function(self, X):
+            type(self).n_calls += 1
+            return np.column_stack([X.sum(axis=1), -X.sum(axis=1)]).astype(np.float32)
+
+    X = np.arange(12.0).reshape(6, 2)
+    scores = Scores().fit(X)
+    lazy = scores.decision_function(da.from_array(X, chunks=(4, 1)))
+    assert Scores.n_calls == 1  # the probe only: nothing of X was computed
+    assert lazy.chunks == ((4, 2), (2,)) and lazy.dtype == np.float32
+    np.testing.assert_array_equal(lazy.compute(scheduler="synchronous"),
+                                  scores.decision_function(X))
+
+
+def test_row_blocks_on_dask_refuses_an_unfitted_estimator():
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        _vector_approx().predict(da.zeros((10, 2), chunks=5))
+    with pytest.raises(NotFittedError):
+        _regressor("none").predict(da.zeros((10, 2), chunks=5))
+
+
 @pytest.mark.dask_cluster
 def test_predictions_run_in_the_workers_of_a_local_cluster(data):
     distributed = pytest.importorskip("distributed")
     X, y, X_new = data
     clf = _alibi().fit(X, y)
+    vector = _vector_approx().fit(X, y)
+    reg = _regressor("predictions").fit(X, np.clip(X[:, 0], -2.0, 2.0))
     X_dask = da.from_array(X_new, chunks=(50, 2))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, host="127.0.0.1") as cluster, \
             distributed.Client(cluster):
         labels = clf.predict(X_dask).compute()
         proba = clf.predict_proba(X_dask).compute()
+        vector_proba = vector.predict_proba(X_dask).compute()
+        values = reg.predict(X_dask).compute()
     np.testing.assert_array_equal(labels, clf.predict(X_new))
     np.testing.assert_allclose(proba, clf.predict_proba(X_new))
+    np.testing.assert_allclose(vector_proba, vector.predict_proba(X_new))
+    np.testing.assert_allclose(values, reg.predict(X_new))

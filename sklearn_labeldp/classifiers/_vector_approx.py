@@ -14,6 +14,7 @@ from .._target_adapters import (
 )
 from ..accounting import PrivacySpend
 from ..mechanisms import debias_rappor, rappor, rappor_probabilities
+from ..utils._dask import class_labels, class_probabilities, row_blocks_on_dask
 from ._default_base import NoiseAdaptiveNeighborsMixin, rappor_vote_inflation
 
 __all__ = ["VectorApproxClassifier"]
@@ -179,29 +180,33 @@ class VectorApproxClassifier(
         check_is_fitted(self)
         return predict_bit_scores(self.estimator_, X)
 
+    @row_blocks_on_dask(class_labels)
     def predict(self, X):
         """Predict ``argmax_j f_j(x)``, mapped to ``classes_``.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples,)
+        ndarray or dask.array.Array of shape (n_samples,)
+            Lazy, computed block by block of rows, for a dask ``X``.
         """
         scores = self._scores(X)
         return self.classes_.take(np.argmax(scores, axis=1))
 
+    @row_blocks_on_dask(class_probabilities)
     def predict_proba(self, X):
         """Debiased class probabilities ``(f_j - q-) / (q+ - q-)``, clipped, renormalised.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples, n_classes)
+        ndarray or dask.array.Array of shape (n_samples, n_classes)
+            Lazy, computed block by block of rows, for a dask ``X``.
         """
         return debias_rappor(self._scores(X), epsilon=self.epsilon_)

@@ -49,6 +49,7 @@ from ..mechanisms import (
     unbiased_randomizer,
 )
 from ..mechanisms._regression import _check_value_prior
+from ..utils._dask import real_values, row_blocks_on_dask
 from ._base import BaseLabelDPRegressor
 from ._moments import release_moments, resolve_debias
 from ._priors import auto_prior_size, label_grid, value_histogram
@@ -464,16 +465,18 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
 
     # -------------------------------------------------------------- predicting
 
+    @row_blocks_on_dask(real_values)
     def predict(self, X):
         """Predict with the model fitted on the released labels.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples,), float64
+        ndarray or dask.array.Array of shape (n_samples,), float64
+            Lazy, computed block by block of rows, for a dask ``X``.
         """
         check_is_fitted(self)
         predictions = np.asarray(self.estimator_.predict(X), dtype=np.float64)

@@ -1,13 +1,24 @@
 """Recognising dask collections without importing dask, and dask DataFrames as arrays."""
 
+import functools
 import sys
 import warnings
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from ._validation import non_numeric_columns
 
-__all__ = ["dask_frames_as_arrays", "is_dask", "is_dask_frame", "map_row_blocks"]
+__all__ = [
+    "class_labels",
+    "class_probabilities",
+    "dask_frames_as_arrays",
+    "is_dask",
+    "is_dask_frame",
+    "map_row_blocks",
+    "real_values",
+    "row_blocks_on_dask",
+]
 
 
 def is_dask(*arrays):
@@ -59,9 +70,94 @@ def map_row_blocks(method, X, *, n_columns=None, dtype=None):
     dask.array.Array of shape (n_samples,) or (n_samples, n_columns)
     """
     X = X.rechunk({1: -1})
+    kwargs = {"dtype": dtype}
+    if dtype is not None:
+        # Given the output's type, dask need not call ``method`` on an empty
+        # block to guess it (a fitted model refuses 0 rows; dask hid the error).
+        kwargs["meta"] = np.empty((0,) if n_columns is None else (0, 0), dtype=dtype)
     if n_columns is None:
-        return X.map_blocks(method, drop_axis=1, chunks=(X.chunks[0],), dtype=dtype)
-    return X.map_blocks(method, chunks=(X.chunks[0], (n_columns,)), dtype=dtype)
+        return X.map_blocks(method, drop_axis=1, chunks=(X.chunks[0],), **kwargs)
+    return X.map_blocks(method, chunks=(X.chunks[0], (n_columns,)), **kwargs)
+
+
+def class_labels(estimator):
+    """The output of a classifier's ``predict``: 1-d, of ``classes_``'s dtype."""
+    return None, estimator.classes_.dtype
+
+
+def class_probabilities(estimator):
+    """The output of ``predict_proba``: one float64 column per entry of ``classes_``."""
+    return estimator.classes_.size, np.float64
+
+
+def real_values(estimator):
+    """The output of a regressor's ``predict``: 1-d, float64."""
+    return None, np.float64
+
+
+def row_blocks_on_dask(output=None):
+    """Decorator: on a dask ``X``, a prediction method maps itself over blocks of rows.
+
+    The decorated method keeps its path for every other ``X``; given a dask
+    array it checks that the estimator is fitted and returns, lazily,
+    :func:`map_row_blocks` of itself, whose blocks call the method again on
+    numpy rows (in the workers, on a cluster, which receive the pickled
+    fitted estimator).
+
+    Parameters
+    ----------
+    output : callable, default=None
+        ``output(estimator)`` gives ``(n_columns, dtype)`` of the method's
+        output from fitted attributes (``n_columns`` None for a 1-d output):
+        :func:`class_labels`, :func:`class_probabilities` or
+        :func:`real_values`. None reads them from the method's output on one
+        row of zeros (public), for methods whose shape depends on the final
+        model (a ``decision_function`` is 1-d for two classes).
+
+    Returns
+    -------
+    callable
+        The decorator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.base import BaseEstimator, RegressorMixin
+    >>> from sklearn_labeldp.utils._dask import real_values, row_blocks_on_dask
+    >>> class Doubler(RegressorMixin, BaseEstimator):
+    ...     def fit(self, X, y=None):
+    ...         self.n_features_in_ = np.shape(X)[1]
+    ...         return self
+    ...     @row_blocks_on_dask(real_values)
+    ...     def predict(self, X):
+    ...         return 2.0 * np.asarray(X, dtype=np.float64)[:, 0]
+    >>> X = np.ones((4, 3))
+    >>> Doubler().fit(X).predict(X)
+    array([2., 2., 2., 2.])
+
+    On a dask array (``dask.array.from_array(X, chunks=2)``), ``predict``
+    returns a dask array of two blocks of two rows.
+    """
+
+    def decorate(method):
+        @functools.wraps(method)
+        def on_rows(self, X):
+            if not is_dask(X):
+                return method(self, X)
+            check_is_fitted(self)
+            if output is None:
+                probe = method(self, np.zeros((1, X.shape[1]), dtype=X.dtype))
+                n_columns, dtype = (None if probe.ndim == 1 else probe.shape[1]), probe.dtype
+            else:
+                n_columns, dtype = output(self)
+            # The bound method, not ``method``: it pickles by name, so a worker
+            # calls the estimator's own method (through any ``available_if``).
+            return map_row_blocks(getattr(self, method.__name__), X, n_columns=n_columns,
+                                  dtype=dtype)
+
+        return on_rows
+
+    return decorate
 
 
 def is_dask_frame(*objects):
