@@ -564,11 +564,12 @@ class DPLogisticRegression(_BasePrivateERM):
     example_epsilon_ : float
         ``privacy="full"`` only: the guarantee for whole examples.
         Substitution of one example for ``"objective"`` and ``"output"``
-        (equal to ``epsilon_``); adding or removing one for the Gaussian
-        solvers: ``example_rho`` converted at ``delta`` (full batch; it may
-        exceed ``epsilon_``: a label change moves only the gradients), or
-        dp-accounting's subsampled-Gaussian epsilon at ``example_delta_``
-        (Poisson minibatches, at most ``epsilon / 2``).
+        (``2 epsilon`` for two classes and ``K epsilon`` for K > 2 under output
+        perturbation, more under objective: see Privacy above); adding or
+        removing one for the Gaussian solvers: ``example_rho`` converted at
+        ``delta`` (full batch; it may exceed ``epsilon_``: a label change moves
+        only the gradients), or dp-accounting's subsampled-Gaussian epsilon at
+        ``example_delta_`` (Poisson minibatches, at most ``epsilon / 2``).
     example_delta_ : float
         ``privacy="full"`` only: 0 (objective, output), ``delta`` (full
         batch) or ``delta / (1 + e^(epsilon / 2))`` (Poisson minibatches).
