@@ -8,10 +8,10 @@ runs (one run from n = 1e8; a warm-up run at the smallest n):
 - ``numpy``: the mechanism on in-memory numpy arrays (inputs built before
   the clock starts), followed by the reduction below; only at the sizes whose
   inputs and outputs fit in ``--numpy-max-gb``;
-- ``dask, 1 worker`` and ``dask, 2 workers``: the same call on dask arrays on
-  a ``distributed.LocalCluster`` (worker processes, one thread each, on
-  localhost). The inputs are generated inside the graph, block by block
-  (``--chunk`` labels per block), and the output is reduced at once
+- ``dask, 1 worker``, ``dask, 2 workers`` (``--workers 1,2,4,8`` for more):
+  the same call on dask arrays on a ``distributed.LocalCluster`` (worker
+  processes, one thread each, on localhost). The inputs are generated inside
+  the graph, block by block (``--chunk`` labels per block), and the output is reduced at once
   (``da.bincount`` of the noisy labels, column sums of the RAPPOR bits), so
   no worker ever holds anything of size n or n*K. The clock includes
   generating the inputs; the ``input only`` column times the same graph
@@ -231,18 +231,27 @@ def fmt_rate(n, seconds):
     return f"{n / seconds:.3g}"
 
 
+def workers_label(workers):
+    return f"{workers} worker" + ("s" if workers > 1 else "")
+
+
 def print_tables(sizes, numpy_res, dask_res, chunk, repeats):
     single = f" (1 run from n = {fmt_n(LARGE_N)})" if max(sizes) >= LARGE_N else ""
+    counts = sorted(dask_res)
+    more = counts[1:]
     print(f"\n### Throughput (labels/s), K = {N_CLASSES}, eps = {EPSILON}, "
           f"{chunk:,} labels per dask block, median of {repeats} runs{single}\n")
-    print("| mechanism | n | numpy (s) | dask 1 worker (s) | input only (s) | dask 2 workers (s) "
-          "| numpy labels/s | 1 worker labels/s | 2 workers labels/s | 1 worker / numpy "
-          "| net 1 worker / numpy | 2 workers speed-up |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| mechanism | n | numpy (s) | "
+          + " | ".join(f"dask {workers_label(w)} (s)" for w in counts)
+          + " | input only (s) | numpy labels/s | "
+          + " | ".join(f"{workers_label(w)} labels/s" for w in counts)
+          + " | 1 worker / numpy | net 1 worker / numpy | "
+          + " | ".join(f"{workers_label(w)} speed-up" for w in more) + " |")
+    print("|---|---:|" + "---:|" * (2 * len(counts) + len(more) + 4))
     for name in MECHANISMS:
         for n in sizes:
             one, _, base1 = dask_res[1][name, n]
-            two = dask_res[2][name, n][0]
+            times = [dask_res[w][name, n][0] for w in counts]
             if (name, n) in numpy_res:
                 t_np = numpy_res[name, n][0]
                 np_cells = [f"{t_np:.3f}", fmt_rate(n, t_np)]
@@ -250,23 +259,27 @@ def print_tables(sizes, numpy_res, dask_res, chunk, repeats):
                 net = f"{max(one - base1, 0.0) / t_np:.2f}x"
             else:
                 np_cells, ratio, net = ["(too big)", "-"], "-", "-"
-            print(f"| {name} | {fmt_n(n)} | {np_cells[0]} | {one:.3f} | {base1:.3f} | {two:.3f} "
-                  f"| {np_cells[1]} | {fmt_rate(n, one)} | {fmt_rate(n, two)} | {ratio} | {net} "
-                  f"| {one / two:.2f}x |")
+            print(f"| {name} | {fmt_n(n)} | {np_cells[0]} | "
+                  + " | ".join(f"{t:.3f}" for t in times) + f" | {base1:.3f} | {np_cells[1]} | "
+                  + " | ".join(fmt_rate(n, t) for t in times) + f" | {ratio} | {net} | "
+                  + " | ".join(f"{one / dask_res[w][name, n][0]:.2f}x" for w in more) + " |")
 
 
 def print_memory(sizes, numpy_res, dask_res, idle):
+    counts = sorted(dask_res)
     print("\n### Peak resident memory (MB): this process for numpy (inputs included), the "
           "largest worker for dask\n")
-    print("| mechanism | n | numpy | dask 1 worker | dask 2 workers (per worker) "
-          "| one (n, K) float64 array |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| mechanism | n | numpy | "
+          + " | ".join(f"dask {workers_label(w)} (per worker)" for w in counts)
+          + " | one (n, K) float64 array |")
+    print("|---|---:|---:|" + "---:|" * (len(counts) + 1))
     for name in MECHANISMS:
         for n in sizes:
             np_peak = numpy_res.get((name, n), (None, None))[1]
             np_cell = f"{np_peak / 1e6:.0f}" if np_peak else "-"
-            print(f"| {name} | {fmt_n(n)} | {np_cell} | {dask_res[1][name, n][1] / 1e6:.0f} "
-                  f"| {dask_res[2][name, n][1] / 1e6:.0f} | {n * N_CLASSES * 8 / 1e6:.0f} |")
+            print(f"| {name} | {fmt_n(n)} | {np_cell} | "
+                  + " | ".join(f"{dask_res[w][name, n][1] / 1e6:.0f}" for w in counts)
+                  + f" | {n * N_CLASSES * 8 / 1e6:.0f} |")
     print(f"\n(a worker process holds about {idle / 1e6:.0f} MB before any work)")
 
 
@@ -332,10 +345,9 @@ def plot(sizes, numpy_res, dask_res, path):
         ns = [n for n in sizes if (name, n) in numpy_res]
         ax.plot(ns, [numpy_res[name, n][0] for n in ns], "o-", color=colors[name],
                 label=f"{name}, numpy")
-        for workers, style in ((1, "s--"), (2, "^:")):
+        for workers, style in zip(sorted(dask_res), ("s--", "^:", "v-.", "D:"), strict=False):
             ax.plot(sizes, [dask_res[workers][name, n][0] for n in sizes], style,
-                    color=colors[name], label=f"{name}, dask {workers} worker"
-                    + ("s" if workers > 1 else ""))
+                    color=colors[name], label=f"{name}, dask {workers_label(workers)}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("n (labels)")
@@ -554,6 +566,9 @@ def main(argv=None):
                         help="cores per machine in the 1e10 estimate")
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="seconds a cluster start or one computation may take")
+    parser.add_argument("--workers", default="1,2",
+                        help="comma-separated worker counts of the LocalClusters (1 is always "
+                        "run: the ratios and the 1e10 estimate use it); 1,2,4,8 on 16 cores")
     parser.add_argument("--plot", type=Path, default=DEFAULT_PLOT, help="where the plot goes")
     parser.add_argument("--per-block", action="store_true",
                         help="time one block per workload instead: plain process against "
@@ -569,6 +584,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")
+    try:
+        worker_counts = sorted({1, *(int(w) for w in args.workers.split(","))})
+    except ValueError:
+        parser.error(f"--workers must be comma-separated integers, got {args.workers!r}")
+    if worker_counts[0] < 1:
+        parser.error("--workers must be >= 1")
     if args.child_block:
         import json
 
@@ -595,7 +616,7 @@ def main(argv=None):
     start = time.perf_counter()
     numpy_res = bench_numpy(sizes, args.repeats, args.numpy_max_gb * 1e9)
     dask_res, idle = {}, 0
-    for workers in (1, 2):
+    for workers in worker_counts:
         # The inputs alone are timed on one worker, for the net column.
         dask_res[workers], idle = bench_dask(sizes, args.repeats, chunk, workers,
                                              args.timeout, inputs=workers == 1)

@@ -8,7 +8,8 @@ eps = 1, ``data_norm`` given so that no quantile is computed) on ``n`` rows of
 - ``dask, threads``: dask arrays (``--chunk`` rows per block) generated inside
   the graph, on the local threaded scheduler;
 - ``dask, 2 workers``: the same graph on a ``distributed.LocalCluster`` of two
-  worker processes (one thread each, localhost).
+  worker processes (one thread each, localhost); ``--workers 1,2,4,8`` runs a
+  cluster of each size instead.
 
 The dask fit reduces the exact per-block statistics (``X^T X`` per class and
 the per-class sums) with a tree reduction and adds the noise once on the
@@ -80,7 +81,15 @@ def main():
     parser.add_argument("--quick", action="store_true", help="n = 1e5 and 1e6 only")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--chunk", type=int, default=CHUNK, help="rows per dask block")
+    parser.add_argument("--workers", default="2",
+                        help="comma-separated worker counts of the LocalClusters")
     args = parser.parse_args()
+    try:
+        worker_counts = sorted({int(w) for w in args.workers.split(",")})
+    except ValueError:
+        parser.error(f"--workers must be comma-separated integers, got {args.workers!r}")
+    if worker_counts[0] < 1:
+        parser.error("--workers must be >= 1")
     logging.getLogger("distributed").setLevel(logging.ERROR)
     import dask
     import distributed
@@ -99,21 +108,23 @@ def main():
             threads_s = timed(lambda Xd=Xd, yd=yd: fit(Xd, yd), args.repeats)
             _, threads_mb = peak_rss_during(lambda Xd=Xd, yd=yd: fit(Xd, yd))
         rows.append([n, numpy_s, numpy_mb, threads_s, threads_mb])
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, host="127.0.0.1") as cluster, \
-            distributed.Client(cluster):
-        for row in rows:
-            Xd, yd = dask_data(row[0], min(args.chunk, row[0]))
-            row.append(timed(lambda Xd=Xd, yd=yd: fit(Xd, yd), args.repeats))
+    for workers in worker_counts:
+        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, host="127.0.0.1") as cluster, \
+                distributed.Client(cluster):
+            for row in rows:
+                Xd, yd = dask_data(row[0], min(args.chunk, row[0]))
+                row.append(timed(lambda Xd=Xd, yd=yd: fit(Xd, yd), args.repeats))
 
     print(f"DPLeastSquaresClassifier (label DP, weighted), d = {D}, K = {K}, "
           f"{args.chunk:,} rows per dask block, median of {args.repeats}\n")
-    print("| n | numpy (s) | numpy peak RSS (MB) | dask threads (s) | dask peak RSS (MB) "
-          "| dask 2 workers (s) | threads / numpy |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for n, numpy_s, numpy_mb, threads_s, threads_mb, cluster_s in rows:
-        print(f"| {n:.0e} | {numpy_s:.2f} | {numpy_mb:.0f} | {threads_s:.2f} | {threads_mb:.0f} "
-              f"| {cluster_s:.2f} | {threads_s / numpy_s:.2f}x |")
+    print("| n | numpy (s) | numpy peak RSS (MB) | dask threads (s) | dask peak RSS (MB) | "
+          + " | ".join(f"dask {w} worker{'s' if w > 1 else ''} (s)" for w in worker_counts)
+          + " | threads / numpy |")
+    print("|---:|" + "---:|" * (len(worker_counts) + 5))
+    for n, numpy_s, numpy_mb, threads_s, threads_mb, *cluster_s in rows:
+        print(f"| {n:.0e} | {numpy_s:.2f} | {numpy_mb:.0f} | {threads_s:.2f} | {threads_mb:.0f} | "
+              + " | ".join(f"{t:.2f}" for t in cluster_s) + f" | {threads_s / numpy_s:.2f}x |")
     print(f"\n(dask times include generating the data inside the graph; "
           f"total {time.perf_counter() - start_all:.0f} s)")
 
