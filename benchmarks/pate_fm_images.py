@@ -108,7 +108,8 @@ Run ``python benchmarks/pate_fm_images.py`` (about 7 minutes on one free
 core of a shared two-core machine), ``--quick`` (1 seed, eps 4 and 8, about
 2.5 minutes), or ``--dataset fashion --device cuda`` on a GPU. The Fashion-MNIST
 defaults (50 teachers on 20,000 images, Q = 100) are a starting point, not a
-tuned setting, and that run has not been timed: no GPU was at hand.
+tuned setting; with ``--quick`` that run took 323 s on an NVIDIA H200 shared
+with other jobs.
 """
 
 import argparse
