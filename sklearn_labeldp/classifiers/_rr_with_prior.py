@@ -23,11 +23,12 @@ from ..mechanisms import (
     check_prior,
     histogram_prior,
     noisy_label_histogram,
+    optimal_top_k,
     rr_with_prior,
     top_k_mask,
 )
 from ..priors import ClusterPrior, apply_temperature, cluster_assignment, model_prior
-from ..utils import derived_random_state, progress
+from ..utils import derived_random_state, is_dask, progress
 from ..utils._logging import logger
 from ._default_base import NoiseAdaptiveNeighborsMixin, rr_vote_inflation
 
@@ -284,9 +285,13 @@ class RRWithPriorClassifier(
         Always 0: the fit is pure label-DP.
     privacy_spend_ : PrivacySpend
         Structured record: a parallel composition ``"LP-MST"`` of one
-        RRWithPrior per stage. With a cluster prior, a sequential composition
-        ``"RRWithPrior+cluster prior"`` of the leaf ``"noisy label histogram"``
-        (``prior.epsilon``) and that LP-MST record (``epsilon - prior.epsilon``).
+        RRWithPrior per stage; the first stage, under no prior or a public one,
+        carries ``"randomized_response": (epsilon, k)`` with ``k`` the smallest
+        set size >= 2 its prior gives (``K`` without a prior), which a tight
+        total composes as k-ary randomized response. With a cluster prior, a
+        sequential composition ``"RRWithPrior+cluster prior"`` of the leaf
+        ``"noisy label histogram"`` (``prior.epsilon``) and that LP-MST record
+        (``epsilon - prior.epsilon``).
     n_features_in_ : int
         The final model's, when it has one (as for ``OneVsRestClassifier``).
     feature_names_in_ : ndarray of shape (`n_features_in_`,)
@@ -493,19 +498,37 @@ class RRWithPriorClassifier(
     def _stage_spend(self, stage, size, plan, n_classes):
         """The spend record of one stage.
 
-        The first stage without a prior is RRWithPrior under the uniform prior,
-        whose best set is every class (``k / (e^eps + k - 1)`` grows with ``k``):
-        exactly K-ary randomized response, recorded with that description so
-        that a tight total (:meth:`BudgetAccountant.total` with a ``slack``)
-        composes it as such. Other stages choose their sets from a prior, down
-        to two classes, and are recorded as generic ``epsilon``-DP leaves.
+        RRWithPrior keeps each label within its prior's top-``k`` set (Ghazi et
+        al. 2021). For an example whose set has ``k >= 2`` classes, a label
+        change within the set gives k-ary randomized response's pair of output
+        laws, and one into or out of the set a pair it dominates (the uniform
+        law on the set is the mean of the set's randomized-response laws, and
+        hockey-stick divergences are jointly convex); k-ary randomized
+        response's divergences ``(e^eps - e^eps') / (e^eps + k - 1)`` decrease
+        with ``k``, and an example with ``k = 1`` releases nothing about its
+        label. A stage is therefore dominated by k-ary randomized response at
+        the smallest ``k >= 2`` it uses, recorded as that description so that
+        a tight total (:meth:`BudgetAccountant.total` with a ``slack``)
+        composes it as such. The sizes depend on the prior only, known before
+        any label is read for the first stage: without a prior every set is all
+        ``K`` classes (exactly K-ary randomized response), with a public prior
+        (numpy) its rows' optimal ``k``. Later stages' priors are earlier
+        stages' models and a cluster prior is a DP histogram, neither known
+        when the fit is charged: those stages are generic ``epsilon``-DP leaves
+        (composed as binary randomized response, the worst case).
         """
-        if stage == 0 and plan["initial_prior"] is None and not self._uses_cluster_prior():
+        epsilon = plan["stage_epsilon"]
+        prior = plan["initial_prior"]
+        if stage == 0 and not self._uses_cluster_prior() and not is_dask(prior):
+            smallest = n_classes
+            if prior is not None:
+                sizes = optimal_top_k(prior[plan["stages"][0]], epsilon=epsilon)
+                sizes = sizes[sizes >= 2]
+                smallest = int(sizes.min()) if sizes.size else n_classes
             return PrivacySpend.randomized_response(
-                plan["stage_epsilon"], n_classes, mechanism="RRWithPrior", stage=stage,
-                n_samples=size,
+                epsilon, smallest, mechanism="RRWithPrior", stage=stage, n_samples=size,
             )
-        return PrivacySpend.leaf("RRWithPrior", plan["stage_epsilon"], stage=stage, n_samples=size)
+        return PrivacySpend.leaf("RRWithPrior", epsilon, stage=stage, n_samples=size)
 
     def _plan_fit(self, X, classes, rng):
         if not is_classifier(self._get_estimator()):
