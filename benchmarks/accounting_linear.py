@@ -16,9 +16,11 @@ Two tables.
      steps, the default clipping ``C = sqrt(m)``): group privacy of
      dp-accounting's Renyi-DP add/remove bound
      (:func:`~sklearn_labeldp.accounting.calibrate_dp_sgd`);
-   - full-batch DP-SGD and DP-Newton (label DP, 300 and 5 steps): zCDP
-     converted by Canonne, Kamath and Steinke (2020)
-     (:func:`~sklearn_labeldp.linear_model._calibration.calibrate_gaussian_releases`);
+   - full-batch DP-SGD and DP-Newton (label DP, 300 and 5 steps) and DP least
+     squares (weighted formulation, label and full DP; the class count does
+     not enter): zCDP converted by Canonne, Kamath and Steinke (2020)
+     (:func:`~sklearn_labeldp.linear_model._calibration.calibrate_gaussian_releases`),
+     against the exact Gaussian profile (Balle and Wang 2018) now;
    - output and objective perturbation of the logistic loss and of
      DPLinearSVC's Huber hinge (full DP, ``C = 1``): calibrated for the
      substitution of a whole example (``g = 2``, ``r = 2``, ``epsilon / K``
@@ -44,9 +46,9 @@ import warnings
 
 import numpy as np
 
-from sklearn_labeldp.accounting import BudgetAccountant, calibrate_dp_sgd
+from sklearn_labeldp.accounting import BudgetAccountant, calibrate_dp_sgd, gaussian_epsilon
 from sklearn_labeldp.accounting._subsampled import bounded_label_change_epsilon
-from sklearn_labeldp.linear_model import DPLogisticRegression
+from sklearn_labeldp.linear_model import DPLeastSquaresClassifier, DPLogisticRegression
 from sklearn_labeldp.linear_model._calibration import (
     calibrate_gaussian_releases,
     first_order_params,
@@ -54,8 +56,11 @@ from sklearn_labeldp.linear_model._calibration import (
     perturbation_params,
     second_order_params,
 )
+from sklearn_labeldp.linear_model._least_squares import (
+    least_squares_label_sensitivities,
+    least_squares_sensitivities,
+)
 from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss, neighbour_bounds
-from sklearn_labeldp.mechanisms._pate import _gaussian_epsilon
 
 N, D, DELTA = 30_162, 105, 1e-5
 BATCH, SGD_STEPS, NEWTON_STEPS = 256, 300, 5
@@ -102,11 +107,26 @@ def _gaussian_row(solver, eps, k):
                                   n_noisy_steps=NEWTON_STEPS)
         counts = {"gradient": NEWTON_STEPS}
     sens = {"gradient": new["sensitivities"]["gradient"]}
-    old, _ = calibrate_gaussian_releases(eps, DELTA, counts, sens, sens)
-    mu_old = math.sqrt(counts["gradient"]) / old
-    after = _gaussian_epsilon(mu_old, DELTA)
+    return _former_gaussian(eps, counts, sens, sens, new["noise_multiplier"])
+
+
+def _least_squares_row(privacy, eps):
+    # Only ratios of the sensitivities matter: taken at R = 1, as the estimator does.
+    sens = least_squares_sensitivities(privacy, "weighted", 1.0)
+    shifts = least_squares_label_sensitivities(privacy, "weighted", 1.0)
+    new = DPLeastSquaresClassifier(epsilon=eps, delta=DELTA, privacy=privacy)
+    return _former_gaussian(eps, dict.fromkeys(sens, 1), sens, shifts,
+                            new._noise_multiplier()[0])
+
+
+def _former_gaussian(eps, counts, sens, shifts, new_multiplier):
+    """The former zCDP noise multiplier, the exact epsilon of that noise (the library's
+    and dp-accounting's), and its ratio to the current multiplier at ``eps``."""
+    old, _ = calibrate_gaussian_releases(eps, DELTA, counts, sens, shifts)
+    mu_old = math.sqrt(math.fsum(counts[k] * (shifts[k] / sens[k]) ** 2 for k in counts)) / old
+    after = gaussian_epsilon(mu_old, DELTA)
     pld = _dpa().pld.privacy_loss_distribution.from_gaussian_mechanism(1.0 / mu_old)
-    return after, pld.get_epsilon_for_delta(DELTA), old / new["noise_multiplier"]
+    return after, pld.get_epsilon_for_delta(DELTA), old / new_multiplier
 
 
 def _perturbation_row(solver, loss, eps, k):
@@ -133,6 +153,8 @@ MECHANISMS = {
     "DP-SGD minibatch (full)": _minibatch_row,
     "DP-SGD full batch": lambda e, k: _gaussian_row("sgd", e, k),
     "DP-Newton": lambda e, k: _gaussian_row("newton", e, k),
+    "DP-LS weighted (label)": lambda e, k: _least_squares_row("label", e),
+    "DP-LS weighted (full)": lambda e, k: _least_squares_row("full", e),
     "output pert. logistic (full)": lambda e, k: _perturbation_row("output", LogisticLoss(), e, k),
     "objective pert. logistic (full)": lambda e, k: _perturbation_row(
         "objective", LogisticLoss(), e, k),

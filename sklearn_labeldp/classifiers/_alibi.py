@@ -15,7 +15,7 @@ from .._target_adapters import (
     predict_soft_targets,
     supports_target_refresh,
 )
-from ..accounting import PrivacySpend, gaussian_rho, gaussian_sigma_for_approx_dp
+from ..accounting import PrivacySpend, calibrate_gaussian_sigma, gaussian_rho
 from ..mechanisms import (
     alibi_posterior,
     gaussian_one_hot,
@@ -33,9 +33,10 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
     """Label-DP classifier trained on denoised soft labels (ALIBI, Soft-RR).
 
     Noise is added once to each one-hot label: Laplace with scale ``2 / eps``
-    (eps-label-DP, L1 sensitivity 2) or Gaussian with the std that makes the
-    release (eps, delta)-label-DP through zCDP (L2 sensitivity sqrt(2)). The
-    noisy vectors are then turned into soft labels, which costs no privacy:
+    (eps-label-DP, L1 sensitivity 2) or Gaussian with the least std that makes
+    the release (eps, delta)-label-DP by the Gaussian's exact privacy profile
+    (Balle and Wang 2018; L2 sensitivity sqrt(2)). The noisy vectors are then
+    turned into soft labels, which costs no privacy:
 
     - ``"bayes"``: the posterior over the label given the noisy vector and a
       prior; round 0 uses the uniform prior and each later round the previous
@@ -113,6 +114,8 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
     ----------
     .. [1] M. Malek, I. Mironov, K. Prasad, I. Shilov, F. Tramer. Antipodes of
        label differential privacy: PATE and ALIBI. NeurIPS 2021.
+    .. [2] B. Balle, Y.-X. Wang. Improving the Gaussian mechanism for differential
+       privacy: analytical calibration and optimal denoising. ICML 2018.
 
     Examples
     --------
@@ -195,18 +198,22 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
         if self.noise == "gaussian":
             if self.delta is None:
                 raise ValueError("noise='gaussian' needs delta in (0, 1).")
-            sigma = gaussian_sigma_for_approx_dp(
-                self.epsilon, self.delta, sensitivity=math.sqrt(2.0)
-            )
+            # The least noise by the Gaussian's exact privacy profile (Balle and Wang
+            # 2018) for the one-hot label's L2 sensitivity sqrt(2); recorded with its
+            # description gaussian = sqrt(2) / sigma, which a tight total composes.
+            sigma = calibrate_gaussian_sigma(self.epsilon, self.delta, 2.0)
             spend = PrivacySpend.leaf(
                 "Gaussian one-hot", self.epsilon, self.delta, sigma=sigma,
-                rho=gaussian_rho(math.sqrt(2.0), sigma),
+                rho=gaussian_rho(math.sqrt(2.0), sigma), gaussian=math.sqrt(2.0) / sigma,
             )
             return spend, {**plan, "scale": sigma}
         if self.delta is not None:
             raise ValueError("delta applies to noise='gaussian' only; leave it None.")
         scale = 2.0 / self.epsilon
-        spend = PrivacySpend.leaf("Laplace one-hot", self.epsilon, scale=scale)
+        # A label change moves two coordinates of the one-hot vector by 1 each, each
+        # a Laplace mechanism at epsilon / 2: the exact pair is their product.
+        spend = PrivacySpend.laplace(self.epsilon / 2.0, 2, mechanism="Laplace one-hot",
+                                     scale=scale)
         return spend, {**plan, "scale": scale}
 
     def _soft_labels(self, noisy, prior, scale):

@@ -38,8 +38,7 @@ DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1) through
 
 from dataclasses import dataclass
 
-from ..accounting import PrivacySpend, subsampled_gaussian_epsilon
-from ..mechanisms._pate import _gaussian_epsilon
+from ..accounting import PrivacySpend, gaussian_epsilon, subsampled_gaussian_epsilon
 from ._calibration import first_order_params, second_order_params
 from ._first_order import noisy_first_order_logistic
 from ._perturbed_erm import perturbation_example_epsilon, perturbation_params, perturbed_erm
@@ -131,7 +130,7 @@ def _gaussian_example_guarantee(setting, params):
     """The add/remove Gaussian ``example_gaussian`` at the fit's ``delta`` (exact profile)."""
     if setting.privacy != "full":
         return None
-    return _gaussian_epsilon(params["example_gaussian"], setting.delta), setting.delta
+    return gaussian_epsilon(params["example_gaussian"], setting.delta), setting.delta
 
 
 class _Perturbation(_Solver):
@@ -180,7 +179,7 @@ class _Perturbation(_Solver):
 
 
 class _SecondOrder(_Solver):
-    """DP-Newton or DP-FC (logistic loss only): Gaussian noise, zCDP, a public step count."""
+    """DP-Newton or DP-FC (logistic loss only): exact-profile Gaussian noise, public step count."""
 
     gaussian = True
     reports_n_iter = True

@@ -6,6 +6,8 @@ import pickle
 import numpy as np
 import pytest
 from scipy import stats
+from scipy.optimize import brentq
+from scipy.stats import norm
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
@@ -103,6 +105,9 @@ def test_alibi_noise_is_drawn_once_and_rounds_refine_the_posterior(data):
     np.testing.assert_allclose(clf.soft_labels_, third)
     assert [m.n_fits_ for m in clf.estimators_] == [1, 1, 1]
     assert clf.mechanism_params_["scale"] == 2 / eps
+    # Described: two coordinates move by 1 each, Laplace at eps / 2 each (a tight total
+    # composes their product).
+    assert clf.privacy_spend_.params["laplace"] == (eps / 2, 2) and clf.epsilon_ == eps
 
 
 @pytest.mark.parametrize("post", ["simplex", "argmax"])
@@ -117,15 +122,45 @@ def test_alibi_other_post_processing(data, post):
         assert set(np.unique(soft)) == {0.0, 1.0}
 
 
-def test_alibi_gaussian_reports_eps_delta(data):
+def _gaussian_profile(epsilon, mu):
+    """Balle and Wang (2018)'s exact delta(epsilon) of the Gaussian of sensitivity mu stds."""
+    return norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
+
+
+def test_alibi_gaussian_is_calibrated_by_the_exact_profile(data):
     X, y = data
     clf = ALIBIClassifier(LogisticRegression(), epsilon=2.0, noise="gaussian", delta=1e-5,
                           classes=CLASSES, random_state=0).fit(X, y)
     assert (clf.epsilon_, clf.delta_) == (2.0, 1e-5)
-    sigma = gaussian_sigma_for_approx_dp(2.0, 1e-5, sensitivity=math.sqrt(2))
-    assert clf.mechanism_params_["scale"] == sigma
-    assert clf.privacy_spend_.params["rho"] == pytest.approx(1 / clf.mechanism_params_["scale"]**2)
-    assert clf.score(X, y) > 0.6  # well above chance (0.2) despite sigma ~ 2.6
+    # The one-hot label moves by sqrt(2) in L2: the least sigma is sqrt(2) / mu, mu the
+    # largest sensitivity in noise stds whose exact profile at epsilon 2 is 1e-5.
+    mu = brentq(lambda m: _gaussian_profile(2.0, m) - 1e-5, 1e-3, 10.0, xtol=1e-14)
+    sigma = clf.mechanism_params_["scale"]
+    assert sigma == pytest.approx(math.sqrt(2) / mu, rel=1e-9)
+    assert _gaussian_profile(2.0, math.sqrt(2) / sigma) <= 1e-5 * (1 + 1e-9)
+    # Less noise than the zCDP calibration it replaces (Canonne, Kamath and Steinke 2020).
+    assert sigma < 0.95 * gaussian_sigma_for_approx_dp(2.0, 1e-5, sensitivity=math.sqrt(2))
+    params = clf.privacy_spend_.params
+    assert params["gaussian"] == math.sqrt(2) / sigma
+    assert params["rho"] == pytest.approx(1 / sigma**2)
+    assert clf.score(X, y) > 0.6  # well above chance (0.2) despite sigma ~ 2.8
+
+
+def test_alibi_gaussian_fits_compose_as_one_gaussian(data):
+    pytest.importorskip("dp_accounting")
+    X, y = data
+    clf = ALIBIClassifier(LogisticRegression(), epsilon=1.0, noise="gaussian", delta=1e-6,
+                          classes=CLASSES, n_rounds=1, random_state=0).fit(X[:200], y[:200])
+    acc = BudgetAccountant(math.inf, 1.0)
+    for _ in range(19):
+        acc.spend(clf.privacy_spend_)
+    # 19 Gaussians of sqrt(2) / sigma stds are one of sqrt(19) times that (Dong, Roth
+    # and Su 2022), read at the recorded deltas plus the slack.
+    mu = math.sqrt(19 * 2) / clf.mechanism_params_["scale"]
+    exact = brentq(lambda e: _gaussian_profile(e, mu) - (19e-6 + 1e-6), 0.0, 50.0, xtol=1e-12)
+    tight = acc.total(slack=1e-6).epsilon
+    assert exact * (1 - 1e-9) <= tight <= exact * 1.01
+    assert tight < 0.4 * acc.total().epsilon  # 19 by the sum
 
 
 @pytest.mark.parametrize("base", [None, LogisticRegression()], ids=["knn-reg", "lr"])
