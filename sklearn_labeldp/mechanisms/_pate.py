@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..accounting import PrivacySpend, calibrate_gaussian_sigma, gaussian_delta, gaussian_epsilon
+from ..accounting import PrivacySpend, calibrate_gaussian_sigma
 from ..utils import check_finite, check_generator, check_int, check_positive, check_unit_interval
 
 __all__ = [
@@ -223,13 +223,6 @@ def lnmax_spend(gamma, n_queries):
     gamma = check_positive(gamma, "gamma")
     n_queries = check_int(n_queries, "n_queries", minimum=1)
     return PrivacySpend.leaf("LNMax", 2.0 * gamma * n_queries, gamma=gamma, n_queries=n_queries)
-
-
-# The profile's helpers live in the accounting package now; their old private names
-# stay importable from here for the modules that import them so.
-_gaussian_delta = gaussian_delta
-_gaussian_epsilon = gaussian_epsilon
-_calibrate = calibrate_gaussian_sigma
 
 
 def _gaussian_spend(mechanism, mu_squared, delta, **params):

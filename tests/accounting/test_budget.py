@@ -232,10 +232,10 @@ def test_direct_construction_cannot_understate_the_parts():
 
 def test_a_gaussian_record_is_checked_without_overflow_at_a_huge_epsilon():
     # e^eps Phi(.) overflowed past eps = 709; the profile is now evaluated in log space.
-    from sklearn_labeldp.mechanisms._pate import _gaussian_epsilon
+    from sklearn_labeldp.accounting import gaussian_epsilon
 
     mu = 1414.2
-    epsilon = _gaussian_epsilon(mu, 1e-5)
+    epsilon = gaussian_epsilon(mu, 1e-5)
     assert epsilon > 1e5
     assert PrivacySpend.leaf("Gaussian", epsilon, 1e-5, gaussian=mu).epsilon == epsilon
     with pytest.raises(ValueError, match="understates"):

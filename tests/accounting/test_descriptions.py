@@ -225,12 +225,9 @@ def test_gaussian_profile_functions_against_scipy(mu):
     assert (spend.epsilon, spend.params["gaussian"], spend.rho) == (epsilon, mu, mu**2 / 2)
 
 
-def test_pates_old_private_names_still_work():
+def test_pates_gaussian_leaf_records_mu_and_rho():
     from sklearn_labeldp.mechanisms import _pate
 
-    assert _pate._gaussian_delta is gaussian_delta
-    assert _pate._gaussian_epsilon is gaussian_epsilon
-    assert _pate._calibrate is calibrate_gaussian_sigma
     spend = _pate._gaussian_spend("GNMax", 0.5, 1e-5, n_queries=3)
     assert spend.params == {"gaussian": math.sqrt(0.5), "rho": 0.25, "n_queries": 3}
 

@@ -13,6 +13,7 @@ import pytest
 
 from sklearn_labeldp.accounting import (
     approx_dp_to_zcdp,
+    gaussian_delta,
     group_privacy_example_budget,
     group_privacy_label_budget,
 )
@@ -39,7 +40,6 @@ from sklearn_labeldp.linear_model._least_squares import (
 )
 from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss, neighbour_bounds
 from sklearn_labeldp.linear_model._preprocessing import clip_rows, plan_row_bound
-from sklearn_labeldp.mechanisms._pate import _gaussian_delta
 
 
 def test_loss_constants():
@@ -134,7 +134,7 @@ def test_exact_gaussian_calibration_by_hand():
     shifts = {"gradient": math.sqrt(2.0), "gram": 0.0}
     s, mu = calibrate_exact_gaussian_releases(1.0, 1e-5, counts, sens, shifts)
     assert mu == pytest.approx(math.sqrt(2.0) / s, rel=1e-12)
-    assert _gaussian_delta(1.0, mu) <= 1e-5 < _gaussian_delta(1.0, mu * (1 + 1e-6))
+    assert gaussian_delta(1.0, mu) <= 1e-5 < gaussian_delta(1.0, mu * (1 + 1e-6))
     s_zcdp, _ = calibrate_gaussian_releases(1.0, 1e-5, counts, sens, shifts)
     assert 1.05 < s_zcdp / s < 1.3
 
