@@ -56,9 +56,10 @@ from .utils import (
     forget_derived_seeds,
     is_dask,
     is_dask_frame,
-    map_row_blocks,
+    row_blocks_on_dask,
     spawn_generators,
 )
+from .utils._dask import class_labels, class_probabilities
 from .utils._logging import logger
 
 
@@ -651,6 +652,7 @@ class CodeClassifierPredictMixin:
     scikit-learn's meta-estimators).
     """
 
+    @row_blocks_on_dask(class_labels)
     def predict(self, X):
         """Predict class labels with the final model.
 
@@ -664,12 +666,11 @@ class CodeClassifierPredictMixin:
             Lazy, computed block by block of rows, for a dask ``X``.
         """
         check_is_fitted(self)
-        if is_dask(X):
-            return map_row_blocks(self.predict, X, dtype=self.classes_.dtype)
         X = self._prediction_X(X)
         return self.classes_.take(np.asarray(self.estimator_.predict(X), dtype=np.intp))
 
     @available_if(_estimator_has("predict_proba"))
+    @row_blocks_on_dask(class_probabilities)
     def predict_proba(self, X):
         """Class probabilities of the final model, one column per entry of ``classes_``.
 
@@ -685,13 +686,12 @@ class CodeClassifierPredictMixin:
             Lazy, computed block by block of rows, for a dask ``X``.
         """
         check_is_fitted(self)
-        if is_dask(X):
-            return map_row_blocks(self.predict_proba, X, n_columns=self.classes_.size,
-                                  dtype=np.float64)
         X = self._prediction_X(X)
         return model_prior(self.estimator_, X, np.arange(self.classes_.size))
 
     @available_if(_estimator_has("decision_function"))
+    # The output's shape, (n,) or (n, K), depends on the final model: probed on a public row.
+    @row_blocks_on_dask()
     def decision_function(self, X):
         """Decision scores of the final model.
 
@@ -709,12 +709,6 @@ class CodeClassifierPredictMixin:
             Lazy, computed block by block of rows, for a dask ``X``.
         """
         check_is_fitted(self)
-        if is_dask(X):
-            # The output's shape, (n,) or (n, K), from one public row of zeros.
-            probe = self.decision_function(np.zeros((1, X.shape[1]), dtype=X.dtype))
-            n_columns = None if probe.ndim == 1 else probe.shape[1]
-            return map_row_blocks(self.decision_function, X, n_columns=n_columns,
-                                  dtype=probe.dtype)
         X = self._prediction_X(X)
         scores = self.estimator_.decision_function(X)
         seen = np.asarray(self.estimator_.classes_, dtype=np.intp)

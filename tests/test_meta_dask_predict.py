@@ -11,17 +11,19 @@ import pytest
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.neighbors import KNeighborsClassifier
+from sklearn.svm import LinearSVC
 
 from sklearn_labeldp import (
     ALIBIClassifier,
     BudgetAccountant,
+    DPLeastSquaresRegressor,
     NoisyLabelRegressor,
     PATEClassifier,
     RRWithPriorClassifier,
     VectorApproxClassifier,
 )
 from sklearn_labeldp.datasets import make_circle_gaussians
-from sklearn_labeldp.utils._dask import row_blocks_on_dask
+from sklearn_labeldp.utils import row_blocks_on_dask
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")
@@ -100,14 +102,25 @@ def _regressor(debias):
                                accountant=BudgetAccountant())
 
 
-@pytest.mark.parametrize("debias", ["none", "predictions"])
-def test_regressor_predictions_on_dask_are_lazy_blockwise_and_equal_numpy(data, debias):
+def _least_squares():
+    return DPLeastSquaresRegressor(epsilon=2.0, label_range=(-2.0, 2.0),
+                                   accountant=BudgetAccountant(delta=1e-5))
+
+
+REGRESSORS = {"noisy_labels_none": lambda: _regressor("none"),
+              "noisy_labels_predictions": lambda: _regressor("predictions"),
+              "least_squares": _least_squares}
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSORS))
+def test_regressor_predictions_on_dask_are_lazy_blockwise_and_equal_numpy(data, name):
     X, _, X_new = data
     y = np.clip(X[:, 0] - 0.5 * X[:, 1], -2.0, 2.0)
-    reg = _regressor(debias).fit(X, y)
-    assert reg.mechanism_params_["debias"] == debias
+    reg = REGRESSORS[name]().fit(X, y)
     expected = reg.predict(X_new)
-    if debias == "predictions":  # the correction changes the predictions: it must be applied
+    if name.startswith("noisy_labels"):
+        assert reg.mechanism_params_["debias"] == name.rsplit("_", 1)[1]
+    if name == "noisy_labels_predictions":  # the correction changes the predictions
         np.testing.assert_raises(AssertionError, np.testing.assert_allclose,
                                  reg.estimator_.predict(X_new), expected)
     X_dask = da.from_array(X_new, chunks=((100, 100, 50), (1, 1)))
@@ -117,6 +130,34 @@ def test_regressor_predictions_on_dask_are_lazy_blockwise_and_equal_numpy(data, 
         assert lazy.chunks == ((100, 100, 50),)
         assert lazy.dtype == expected.dtype == np.float64
         np.testing.assert_array_equal(lazy.compute(), expected)
+    if name == "least_squares":  # a linear model of the features, not a constant
+        np.testing.assert_allclose(expected, X_new @ reg.coef_ + reg.intercept_)
+        assert np.std(expected) > 0.1
+
+
+def test_available_if_still_hides_what_the_final_model_lacks(data):
+    X, y, X_new = data
+    clf = RRWithPriorClassifier(LinearSVC(), epsilon=2.0, classes=range(K),
+                                accountant=BudgetAccountant())
+    assert not hasattr(clf, "predict_proba")
+    clf.fit(X, y)
+    assert not hasattr(clf, "predict_proba") and hasattr(clf, "decision_function")
+    with pytest.raises(AttributeError, match="predict_proba"):
+        clf.predict_proba(da.from_array(X_new, chunks=100))
+    lazy = clf.decision_function(da.from_array(X_new, chunks=100))
+    assert lazy.shape == (X_new.shape[0], K)
+    np.testing.assert_array_equal(lazy.compute(scheduler="synchronous"),
+                                  clf.decision_function(X_new))
+
+
+def test_a_dask_x_of_the_wrong_width_fails_at_the_call(data):
+    X, y, _ = data
+    wide = da.zeros((10, X.shape[1] + 1), chunks=5)
+    clf = _alibi().fit(X, y)
+    reg = _least_squares().fit(X, np.clip(X[:, 0], -2.0, 2.0))
+    for method in (clf.predict, clf.predict_proba, reg.predict):
+        with pytest.raises(ValueError, match="3 features, but .* expecting 2"):
+            method(wide)
 
 
 def test_row_blocks_on_dask_reads_the_shape_from_one_public_row_when_not_given():
@@ -157,6 +198,7 @@ def test_predictions_run_in_the_workers_of_a_local_cluster(data):
     clf = _alibi().fit(X, y)
     vector = _vector_approx().fit(X, y)
     reg = _regressor("predictions").fit(X, np.clip(X[:, 0], -2.0, 2.0))
+    least_squares = _least_squares().fit(X, np.clip(X[:, 0], -2.0, 2.0))
     X_dask = da.from_array(X_new, chunks=(50, 2))
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, host="127.0.0.1") as cluster, \
@@ -165,7 +207,9 @@ def test_predictions_run_in_the_workers_of_a_local_cluster(data):
         proba = clf.predict_proba(X_dask).compute()
         vector_proba = vector.predict_proba(X_dask).compute()
         values = reg.predict(X_dask).compute()
+        linear_values = least_squares.predict(X_dask).compute()
     np.testing.assert_array_equal(labels, clf.predict(X_new))
     np.testing.assert_allclose(proba, clf.predict_proba(X_new))
     np.testing.assert_allclose(vector_proba, vector.predict_proba(X_new))
     np.testing.assert_allclose(values, reg.predict(X_new))
+    np.testing.assert_allclose(linear_values, least_squares.predict(X_new))

@@ -23,7 +23,8 @@ from ..mechanisms import (
     laplace_one_hot,
     project_to_simplex,
 )
-from ..utils import is_dask, map_row_blocks, progress
+from ..utils import progress, row_blocks_on_dask
+from ..utils._dask import class_labels, class_probabilities
 from ._default_base import NoiseAdaptiveNeighborsMixin, rr_vote_inflation
 
 __all__ = ["ALIBIClassifier"]
@@ -265,6 +266,7 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
             },
         }
 
+    @row_blocks_on_dask(class_probabilities)
     def predict_proba(self, X):
         """Class probabilities of the last round's model, one column per class.
 
@@ -278,11 +280,9 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
             Lazy, computed block by block of rows, for a dask ``X``.
         """
         check_is_fitted(self)
-        if is_dask(X):
-            return map_row_blocks(self.predict_proba, X, n_columns=self.classes_.size,
-                                  dtype=np.float64)
         return predict_soft_targets(self.estimator_, X, self.classes_.size)
 
+    @row_blocks_on_dask(class_labels)
     def predict(self, X):
         """Predict the most probable class.
 
@@ -295,8 +295,5 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
         ndarray or dask.array.Array of shape (n_samples,)
             Lazy, computed block by block of rows, for a dask ``X``.
         """
-        if is_dask(X):
-            check_is_fitted(self)
-            return map_row_blocks(self.predict, X, dtype=self.classes_.dtype)
         proba = self.predict_proba(X)
         return self.classes_.take(np.argmax(proba, axis=1))

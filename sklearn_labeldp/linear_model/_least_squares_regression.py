@@ -18,7 +18,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..accounting import PrivacySpend, gaussian_epsilon
 from ..mechanisms._regression import _clipped_labels
 from ..regression._base import BaseLabelDPRegressor
-from ..utils import check_generator
+from ..utils import check_generator, row_blocks_on_dask
+from ..utils._dask import real_values
 from ._calibration import calibrate_exact_gaussian_releases, gaussian_release_mus
 from ._gram_noise import add_symmetric_noise, project_psd
 from ._least_squares import adaptive_ridge
@@ -282,16 +283,18 @@ class DPLeastSquaresRegressor(BaseLabelDPRegressor):
                 "alpha_": float(alpha), "mechanism_params_": {**params, "alpha": float(alpha)},
                 **plan["attributes"]}
 
+    @row_blocks_on_dask(real_values)
     def predict(self, X):
         """Predict ``X @ coef_ + intercept_``.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
 
         Returns
         -------
-        ndarray of shape (n_samples,), float64
+        ndarray or dask.array.Array of shape (n_samples,), float64
+            Lazy, computed block by block of rows, for a dask ``X``.
         """
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)

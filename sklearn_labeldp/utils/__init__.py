@@ -1,6 +1,12 @@
 """Small helpers shared across the package."""
 
-from ._dask import dask_frames_as_arrays, is_dask, is_dask_frame, map_row_blocks
+from ._dask import (
+    dask_frames_as_arrays,
+    is_dask,
+    is_dask_frame,
+    map_row_blocks,
+    row_blocks_on_dask,
+)
 from ._discovery import all_estimators
 from ._progress import progress
 from ._random import (
@@ -43,6 +49,7 @@ __all__ = [
     "map_row_blocks",
     "progress",
     "public_stderr",
+    "row_blocks_on_dask",
     "sealed",
     "spawn_generators",
 ]

@@ -99,36 +99,45 @@ def row_blocks_on_dask(output=None):
     """Decorator: on a dask ``X``, a prediction method maps itself over blocks of rows.
 
     The decorated method keeps its path for every other ``X``; given a dask
-    array it checks that the estimator is fitted and returns, lazily,
-    :func:`map_row_blocks` of itself, whose blocks call the method again on
-    numpy rows (in the workers, on a cluster, which receive the pickled
-    fitted estimator).
+    array it checks that the estimator is fitted and that ``X`` has
+    ``n_features_in_`` columns (when the estimator records it), and returns,
+    lazily, :func:`map_row_blocks` of itself, whose blocks call the method
+    again on numpy rows (in the workers, on a cluster, which receive the
+    pickled fitted estimator). Under scikit-learn's ``available_if``, put it
+    below ``available_if``, which then hides the method as before.
 
     Parameters
     ----------
     output : callable, default=None
         ``output(estimator)`` gives ``(n_columns, dtype)`` of the method's
-        output from fitted attributes (``n_columns`` None for a 1-d output):
-        :func:`class_labels`, :func:`class_probabilities` or
-        :func:`real_values`. None reads them from the method's output on one
-        row of zeros (public), for methods whose shape depends on the final
-        model (a ``decision_function`` is 1-d for two classes).
+        output from fitted attributes (``n_columns`` None for a 1-d output),
+        e.g. ``lambda est: (None, est.classes_.dtype)`` for a classifier's
+        ``predict``. None reads them from the method's output on one row of
+        zeros (public), for methods whose shape depends on the final model
+        (a ``decision_function`` is 1-d for two classes).
 
     Returns
     -------
     callable
         The decorator.
 
+    Raises
+    ------
+    ValueError
+        From the decorated method, when ``X`` is a dask array whose number of
+        columns is not the estimator's ``n_features_in_``: at the call, not
+        when the blocks are computed.
+
     Examples
     --------
     >>> import numpy as np
     >>> from sklearn.base import BaseEstimator, RegressorMixin
-    >>> from sklearn_labeldp.utils._dask import real_values, row_blocks_on_dask
+    >>> from sklearn_labeldp.utils import row_blocks_on_dask
     >>> class Doubler(RegressorMixin, BaseEstimator):
     ...     def fit(self, X, y=None):
     ...         self.n_features_in_ = np.shape(X)[1]
     ...         return self
-    ...     @row_blocks_on_dask(real_values)
+    ...     @row_blocks_on_dask(lambda est: (None, np.float64))
     ...     def predict(self, X):
     ...         return 2.0 * np.asarray(X, dtype=np.float64)[:, 0]
     >>> X = np.ones((4, 3))
@@ -145,6 +154,12 @@ def row_blocks_on_dask(output=None):
             if not is_dask(X):
                 return method(self, X)
             check_is_fitted(self)
+            expected = getattr(self, "n_features_in_", None)
+            # Blocks would only fail when computed, far from this call (an
+            # unknown width, nan, is left to them).
+            if expected is not None and not np.isnan(X.shape[1]) and X.shape[1] != expected:
+                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                                 f"expecting {expected} features as input.")
             if output is None:
                 probe = method(self, np.zeros((1, X.shape[1]), dtype=X.dtype))
                 n_columns, dtype = (None if probe.ndim == 1 else probe.shape[1]), probe.dtype
