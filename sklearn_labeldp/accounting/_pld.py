@@ -36,12 +36,16 @@ A record is described by
   reaches one part).
 
 Anything else (an approximate-DP record without a description, e.g. a
-zCDP-converted one) composes by the basic sum beside the rest.
+zCDP-converted one) composes by the basic sum beside the rest, and so does any
+record of epsilon 700 or more, described or pure: a Gaussian's loss
+distribution would need a grid of billions of points there, and
+``e^epsilon`` overflows.
 """
 
 import functools
 import math
 
+from ._budget import _DESCRIBED_EPSILON
 from ._subsampled import _dp_accounting
 
 __all__ = []
@@ -59,6 +63,8 @@ def _description(spend):
     """
     params = spend.params
     if spend.composition == "leaf":
+        if spend.epsilon >= _DESCRIBED_EPSILON:
+            return None
         if "randomized_response" in params:
             epsilon, n_outputs = params["randomized_response"]
             return ("rr", float(epsilon), int(n_outputs))
@@ -84,7 +90,7 @@ def _description(spend):
 
 def _pure(spend):
     """Binary randomized response at a pure record's epsilon (KOV 2015), else ``None``."""
-    if spend.delta == 0 and math.isfinite(spend.epsilon):
+    if spend.delta == 0 and spend.epsilon < _DESCRIBED_EPSILON:
         return ("rr", float(spend.epsilon), 2)
     return None
 

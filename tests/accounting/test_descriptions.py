@@ -309,3 +309,21 @@ def test_descriptions_that_release_nothing_compose_to_zero():
         acc.spend(spend)
     acc.spend(PrivacySpend.rappor(1.0))
     assert acc.total(slack=SLACK).epsilon == pytest.approx(_tight(PrivacySpend.rappor(1.0), 1))
+
+
+def test_a_described_record_of_huge_epsilon_composes_by_the_basic_sum():
+    # ALIBI, DP least squares and Gaussian label noise build their leaves with
+    # gaussian=mu directly: at eps >= 700 the loss distribution's grid would take
+    # hundreds of GiB, so the tight total must take such a record at its epsilon.
+    from sklearn_labeldp.accounting import gaussian_epsilon
+
+    mu = 60.0
+    epsilon = gaussian_epsilon(mu, 1e-5)
+    assert epsilon > 700
+    acc = BudgetAccountant(math.inf, 1.0)
+    acc.spend(PrivacySpend.leaf("Gaussian one-hot", epsilon, 1e-5, gaussian=mu))
+    acc.spend(PrivacySpend.laplace(800.0))
+    acc.spend(PrivacySpend.leaf("LP-MST", 1000.0))  # pure: no binary RR at 1000 either
+    acc.spend(PrivacySpend.laplace(0.5))
+    tight = acc.total(slack=SLACK)
+    assert tight.epsilon == pytest.approx(epsilon + 1800.0 + 0.5, rel=1e-9)
