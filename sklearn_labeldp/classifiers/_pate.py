@@ -98,7 +98,7 @@ def _auto_teachers_and_queries(n_samples, n_classes, noise_std, n_teachers, n_qu
       55%, and a plurality of such teachers is no better: their errors agree).
 
     ``Q`` is the largest count up to ``min(n, 1000)`` for which both hold,
-    and at least ``min(n, 5 K)``: a student taught fewer than a few labels
+    and at least ``min(n, max(50, 5 K))``: a student taught fewer than a few labels
     per class cannot tell the classes apart however clean they are, and at a
     small epsilon more, noisier, answers teach it more than fewer clean ones
     (300 rows, two classes, epsilon 1: 25 to 50 queries gave 0.60 to 0.71
@@ -282,7 +282,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         for, and the noise grows like ``sqrt(Q)``; a warning says when it
         exceeds half the number of teachers. ``"auto"``: the most queries, at
         most ``min(n, 1000)``, whose noise the teachers can cover, and at
-        least ``min(n, 5 K)`` (see Notes).
+        least ``min(n, max(50, 5 K))`` (see Notes).
     aggregator : {"lnmax", "gnmax", "confident_gnmax"}, default="confident_gnmax"
         How the votes are turned into labels (see above): LNMax (pure DP),
         GNMax, or Confident-GNMax, which leaves queries without a clear
@@ -370,7 +370,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     Papernot et al. 2018 run ``T / sigma`` of about 6 on MNIST), and when each
     teacher has enough rows to be accurate (``n / T >= max(5, 2 K)``). ``Q``
     is the largest count up to ``min(n, 1000)`` meeting both, and at least
-    ``min(n, 5 K)``, the few labels per class a student needs to tell the
+    ``min(n, max(50, 5 K))``, the few labels per class a student needs to tell the
     classes apart; ``T`` the fewest teachers meeting the first. Keeping
     ``T / sigma`` fixed keeps the share of confident answers about the same at
     every epsilon, so a larger epsilon buys more queries (and more answers),
