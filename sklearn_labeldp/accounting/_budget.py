@@ -179,6 +179,9 @@ class PrivacySpend:
                 _check_laplace(self.params["laplace"], self.budget)
             if "rappor" in self.params:
                 _check_rappor(self.params["rappor"], self.budget)
+            if "bounded_range" in self.params:
+                _check_pure_description("bounded_range", self.params["bounded_range"],
+                                        self.budget)
             return
         if self.composition not in _COMPOSERS:
             raise ValueError(
@@ -384,6 +387,36 @@ class PrivacySpend:
         {'rappor': 2.0}
         """
         params["rappor"] = float(epsilon)
+        return cls.leaf(mechanism, epsilon, **params)
+
+    @classmethod
+    def bounded_range(cls, epsilon, *, mechanism="exponential mechanism", **params):
+        """An ``epsilon``-bounded-range selection, such as the exponential mechanism.
+
+        A mechanism is ``epsilon``-bounded-range when, for every pair of
+        neighbours, its privacy loss takes values in an interval of length
+        ``epsilon`` (Durfee and Rogers 2019); the exponential mechanism at
+        ``epsilon`` (McSherry and Talwar 2007, scores of sensitivity ``Delta``
+        scaled by ``epsilon / (2 Delta)``) is. The record is pure
+        ``epsilon``-DP and carries ``"bounded_range": epsilon``: every such
+        mechanism is a post-processing of a two-outcome pair with losses at
+        the ends of its interval (Dong, Durfee and Rogers 2020), and the upper
+        envelope of these pairs' privacy profiles, ``delta(e) = (e^(epsilon/2)
+        - e^(e/2))^2 / (e^epsilon - 1)`` on ``[-epsilon, epsilon]``, is the
+        profile of one pair, whose privacy loss has the density ``e^((epsilon +
+        l) / 2) / (2 (e^epsilon - 1))`` on ``[-epsilon, epsilon]``: a
+        dominating pair (Zhu, Dong and Wang 2022) through which
+        :meth:`BudgetAccountant.total` with a ``slack`` composes such records
+        more tightly than pure ``epsilon``-DP ones.
+
+        Examples
+        --------
+        >>> from sklearn_labeldp.accounting import PrivacySpend
+        >>> spend = PrivacySpend.bounded_range(0.5)
+        >>> spend.epsilon, spend.params
+        (0.5, {'bounded_range': 0.5})
+        """
+        params["bounded_range"] = float(check_nonnegative(epsilon, "epsilon"))
         return cls.leaf(mechanism, epsilon, **params)
 
     @classmethod

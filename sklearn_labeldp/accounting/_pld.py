@@ -23,6 +23,11 @@ A record is described by
 * ``params["rappor"] = epsilon``: RAPPOR's unary encoding, whose label change
   moves two bits, each binary randomized response at ``epsilon / 2``: the
   product of two binary randomized responses' pairs;
+* ``params["bounded_range"] = epsilon``: an ``epsilon``-bounded-range
+  selection (the exponential mechanism; Durfee and Rogers 2019), the pair
+  whose privacy loss has the density ``e^((epsilon + l) / 2) / (2 (e^epsilon -
+  1))`` on ``[-epsilon, epsilon]`` (the envelope of Dong, Durfee and Rogers
+  2020's two-outcome pairs);
 * ``params["subsampled_gaussian"] = (sigma, q, steps)``: a DP-SGD run under
   add/remove, and ``params["subsampled_gaussian_label"]``, the same under a
   label change (replace one), as
@@ -45,6 +50,8 @@ distribution would need a grid of billions of points there, and
 import functools
 import math
 
+import numpy as np
+
 from ._budget import _DESCRIBED_EPSILON
 from ._subsampled import _dp_accounting
 
@@ -58,8 +65,8 @@ def _description(spend):
     """A hashable description of a dominating pair of ``spend``, or ``None``.
 
     ``("rr", epsilon, K)``, ``("gaussian", mu)``, ``("laplace", epsilon,
-    count)``, ``("rappor", epsilon)``, ``("sg", sigma, q, steps, replace_one)``
-    or ``("seq", descriptions)``.
+    count)``, ``("rappor", epsilon)``, ``("br", epsilon)``, ``("sg", sigma, q,
+    steps, replace_one)`` or ``("seq", descriptions)``.
     """
     params = spend.params
     if spend.composition == "leaf":
@@ -79,6 +86,8 @@ def _description(spend):
             return ("laplace", float(epsilon), int(count))
         if "rappor" in params:
             return ("rappor", float(params["rappor"]))
+        if "bounded_range" in params:
+            return ("br", float(params["bounded_range"]))
         return _pure(spend)
     parts = [_description(part) for part in spend.parts]
     if spend.composition == "sequential" and all(d is not None for d in parts):
@@ -111,6 +120,8 @@ def _pld(description, count=1):
     if kind == "rappor":
         # Two bits move, each binary randomized response at epsilon / 2.
         return _randomized_response(description[1] / 2.0, 2).self_compose(2 * count)
+    if kind == "br":
+        return _self_compose(_bounded_range(description[1]), count)
     if kind == "laplace":
         _, epsilon, per_record = description
         if epsilon == 0:
@@ -149,6 +160,31 @@ def _randomized_response(epsilon, n_outputs):
     return pld.from_randomized_response(
         noise, n_outputs, value_discretization_interval=_DISCRETISATION,
         neighboring_relation=_dp_accounting().NeighboringRelation.REPLACE_ONE,
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _bounded_range(epsilon):
+    """The dominating pair of every ``epsilon``-bounded-range mechanism, as a PLD.
+
+    Its privacy loss has the density ``e^((epsilon + l) / 2) / (2 (e^epsilon -
+    1))`` on ``[-epsilon, epsilon]`` under the first law (and, the pair being
+    symmetric, the mirror image under the second). Pessimistic discretisation:
+    the mass of each grid interval goes to its upper end.
+    """
+    pld = _dp_accounting().pld.privacy_loss_distribution
+    if epsilon == 0:
+        return pld.identity(value_discretization_interval=_DISCRETISATION)
+    h = _DISCRETISATION
+    index = np.arange(math.ceil(-epsilon / h), math.ceil(epsilon / h) + 1)
+    upper = np.minimum(index * h, epsilon)
+    lower = np.maximum((index - 1) * h, -epsilon)
+    # The loss's distribution function is expm1((epsilon + l) / 2) / expm1(epsilon).
+    mass = (np.expm1((epsilon + upper) / 2) - np.expm1((epsilon + lower) / 2)) / math.expm1(
+        epsilon)
+    return pld.PrivacyLossDistribution.create_from_rounded_probability(
+        dict(zip(index.tolist(), mass.tolist(), strict=True)), 0.0, h,
+        pessimistic_estimate=True, symmetric=True,
     )
 
 

@@ -310,8 +310,8 @@ def fit_holdout(context, X, y, rng):
         "PrivateGridSearchCV(holdout)",
         [
             *planned,
-            PrivacySpend.leaf("exponential mechanism", epsilon,
-                              n_samples=int(parts[m].size), sensitivity=1),
+            PrivacySpend.bounded_range(epsilon, n_samples=int(parts[m].size),
+                                       sensitivity=1),
         ],
         "parallel",
         n_candidates=m,
