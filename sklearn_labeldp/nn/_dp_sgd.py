@@ -24,7 +24,12 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from skorch.callbacks import EpochTimer, LRScheduler, PassthroughScoring, PrintLog
 from torch.optim.lr_scheduler import ReduceLROnPlateau
 
-from .._base import BaseLabelDPMetaClassifier, CodeClassifierPredictMixin, trial_codes
+from .._base import (
+    BaseLabelDPMetaClassifier,
+    CodeClassifierPredictMixin,
+    seed_estimator,
+    trial_codes,
+)
 from ..accounting import (
     SUBSAMPLED_GAUSSIAN_METHODS,
     PrivacySpend,
@@ -32,6 +37,7 @@ from ..accounting import (
 )
 from ..utils._validation import non_numeric_columns
 from ._callbacks import WarmupLinearDecay
+from ._dp_sgd_defaults import default_training
 from ._net import LabelDPNetClassifier, check_params, fit_label_codes
 from ._networks import MLP
 from ._rebuild import rebuild_network
@@ -235,8 +241,13 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         The network, its optimizer, learning rate, ``max_epochs``, device and
         expected batch size (``batch_size``; -1, or at least the number of
         rows, for full batches, ``q = 1``).
-        ``None`` means ``LabelDPNetClassifier(MLP, max_epochs=20,
-        batch_size=64, lr=0.1)``. Its module must be supported by Opacus
+        ``None`` means ``LabelDPNetClassifier(MLP)`` with ``batch_size``,
+        ``max_epochs`` and ``lr`` resolved at fit time from ``n`` and
+        ``epsilon`` alone (:func:`~sklearn_labeldp.nn._dp_sgd_defaults.default_training`):
+        larger batches, more epochs and a learning rate scaled with the batch
+        as the budget grows (De et al. 2022; Ponomareva et al. 2023), the
+        earlier fixed 64, 20 and 0.1 at ``epsilon <= 1``. A network given
+        here is trained with its own settings. Its module must be supported by Opacus
         (no BatchNorm: use GroupNorm), it must use the default criterion, no
         mixup, no ``train_split`` and no callback other than skorch's defaults
         and learning-rate schedules that follow the step count
@@ -284,7 +295,15 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         (the accountant of the recorded guarantee), and what the run derives
         from them and the network: ``"noise_multiplier"``
         (the calibrated noise std over ``max_grad_norm``), ``"sample_rate"``
-        (``q``) and ``"n_noisy_steps"`` (``T``).
+        (``q``) and ``"n_noisy_steps"`` (``T``); with the default network
+        also the resolved ``"batch_size"``, ``"max_epochs"`` and ``"lr"``.
+    batch_size_ : int
+        Expected batch size of the training: resolved for the default
+        network, the given network's own otherwise.
+    max_epochs_ : int
+        Epochs of the training, resolved or the given network's.
+    lr_ : float
+        Learning rate of the training, resolved or the given network's.
     example_epsilon_ : float
         Example-level (add or remove one example) epsilon of the run, at
         ``example_delta_``.
@@ -314,6 +333,11 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     .. [4] C. J. Lebeda, M. Regehr, G. Kamath, T. Steinke. Avoiding pitfalls
        for privacy accounting of subsampled mechanisms under composition.
        arXiv:2405.20769, 2024.
+    .. [5] S. De, L. Berrada, J. Hayes, S. L. Smith, B. Balle. Unlocking
+       high-accuracy differentially private image classification through
+       scale. arXiv:2204.13650, 2022.
+    .. [6] N. Ponomareva et al. How to DP-fy ML: a practical guide to machine
+       learning with differential privacy. JAIR 77, 2023.
 
     Examples
     --------
@@ -350,6 +374,11 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         *BaseLabelDPMetaClassifier._derived_attributes,
         "example_epsilon_",
         "example_delta_",
+        # The training settings: from n and epsilon (default network) or the
+        # user's network, never from a label.
+        "batch_size_",
+        "max_epochs_",
+        "lr_",
         "estimator_.classes_",
         "estimator_.n_outputs_",
         "estimator_.target_kind_",
@@ -395,7 +424,18 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         self.verbose = verbose
 
     def _default_estimator(self):
+        # The settings at epsilon <= 1; the fit resolves them (_training_network).
         return LabelDPNetClassifier(MLP, max_epochs=20, batch_size=64, lr=0.1)
+
+    def _training_network(self, n_samples):
+        """The network to train: the default one with settings from ``n`` and ``epsilon``.
+
+        Label-free: a user's network is returned as given (never modified).
+        """
+        if self.estimator is not None:
+            return self.estimator
+        return self._default_estimator().set_params(
+            **default_training(n_samples, self.epsilon))
 
     # No sample_weight: a weighted example would have a larger gradient than the
     # clipping norm covers. The network's parameters are validated by its own fit.
@@ -482,9 +522,10 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
                 "checkpoints) or sending it out (a PrintLog sink) would release it."
             )
 
-    def _sampling(self, n_samples):
+    @staticmethod
+    def _sampling(net, n_samples):
         """Poisson rate ``q`` and steps per epoch; a batch as large as the data is ``q = 1``."""
-        batch_size = self._get_estimator().batch_size
+        batch_size = net.batch_size
         if batch_size != -1 and batch_size < 1:
             raise ValueError(
                 f"DPSGDClassifier: the network's batch_size (the expected batch size) must be "
@@ -525,12 +566,12 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     def _plan_fit(self, X, classes, rng):
         _opacus()  # the extra is needed: say so before anything else
         self._warn_deprecated()
-        net = self._get_estimator()
+        net = self._training_network(X.shape[0])
         # The network's own parameter checks first, so that e.g. max_epochs=0 is
         # reported under its name rather than as a number of steps.
         check_params(net)
         self._check_network(net)
-        sample_rate, steps_per_epoch = self._sampling(X.shape[0])
+        sample_rate, steps_per_epoch = self._sampling(net, X.shape[0])
         steps = net.max_epochs * steps_per_epoch
         noise_multiplier, label_epsilon, example_epsilon = self._calibrate(sample_rate, steps)
         example_delta = self.delta
@@ -541,6 +582,8 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             "n_noisy_steps": steps,
             "accounting": "pld",
         }
+        if self.estimator is None:  # resolved, not given: recorded
+            params.update(batch_size=net.batch_size, max_epochs=net.max_epochs, lr=net.lr)
         # Recorded with its exact description, checked against the replace-one
         # accounting when the record is built and composed by it in total(slack=...).
         spend = PrivacySpend.leaf(
@@ -556,6 +599,9 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             "params": params,
             "steps_per_epoch": steps_per_epoch,
             "example": (example_epsilon, example_delta),
+            "network": net,
+            "settings": {"batch_size_": net.batch_size, "max_epochs_": net.max_epochs,
+                         "lr_": float(net.lr)},
         }
         return spend, plan
 
@@ -566,10 +612,6 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         training = DPSGDTraining(1.0, 1.0, 0.5, 2, X.shape[0], np.random.default_rng(0))
         _train(trial_codes(X.shape[0], n_classes), net=estimator, shell=shell, X=X,
                n_classes=n_classes, training=training)
-
-    def _new_estimator(self, rng):
-        # The network prints nothing: skorch's log shows the non-private batch losses.
-        return super()._new_estimator(rng).set_params(verbose=0)
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         params = plan["params"]
@@ -582,7 +624,9 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             mechanism_rng,
             show_progress=self.verbose > 0,
         )
-        net = self._new_estimator(estimator_rng)
+        # The network with the planned settings (resolved for the default one); it
+        # prints nothing: skorch's log shows the non-private batch losses.
+        net = seed_estimator(clone(plan["network"]), estimator_rng).set_params(verbose=0)
         net = labels.release(
             _train,
             np.arange(labels.n_samples),
@@ -599,4 +643,5 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             "mechanism_params_": params,
             "example_epsilon_": example_epsilon,
             "example_delta_": example_delta,
+            **plan["settings"],
         }

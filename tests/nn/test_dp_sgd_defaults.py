@@ -1,0 +1,120 @@
+"""DPSGDClassifier's default network: batch size, epochs and learning rate from n and epsilon."""
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("skorch")
+pytest.importorskip("opacus")
+pytest.importorskip("dp_accounting")
+
+from sklearn.datasets import make_classification  # noqa: E402
+
+from sklearn_labeldp import BudgetAccountant, BudgetError  # noqa: E402
+from sklearn_labeldp.nn import MLP, DPSGDClassifier, LabelDPNetClassifier  # noqa: E402
+from sklearn_labeldp.nn._dp_sgd_defaults import default_training  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("quiet_accountant")
+
+SETTINGS = ("batch_size", "max_epochs", "lr")
+
+
+@pytest.fixture(scope="module")
+def small():
+    """300 training rows of three classes and 1,000 test rows, standardised."""
+    X, y = make_classification(n_samples=1300, n_features=10, n_informative=5, n_classes=3,
+                               random_state=1)
+    X = ((X - X[:300].mean(0)) / X[:300].std(0)).astype(np.float32)
+    return X[:300], y[:300], X[300:], y[300:]
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0])
+def test_low_budgets_keep_the_earlier_fixed_settings(epsilon):
+    assert default_training(14_000, epsilon) == {"batch_size": 64, "max_epochs": 20, "lr": 0.1}
+
+
+def test_larger_budgets_train_longer_on_larger_batches_with_a_scaled_rate():
+    rows = [default_training(14_000, eps) for eps in (1.0, 2.0, 4.0, 8.0, 50.0)]
+    assert [r["batch_size"] for r in rows] == [64, 128, 256, 512, 512]
+    assert [r["max_epochs"] for r in rows] == [20, 25, 50, 100, 100]
+    # The linear scaling rule: lr / batch_size stays 0.1 / 64.
+    for r in rows:
+        assert r["lr"] == pytest.approx(0.1 * r["batch_size"] / 64)
+
+
+@pytest.mark.parametrize("n", [100, 256, 300, 1_257, 2_000])
+def test_an_epoch_keeps_at_least_four_steps_once_the_data_allow(n):
+    batch_size = default_training(n, 8.0)["batch_size"]
+    assert batch_size == max(64, min(512, n // 4))
+    if n >= 256:
+        assert math.ceil(n / batch_size) >= 4
+
+
+def test_default_network_records_the_resolved_settings(small):
+    X, y, _, _ = small
+    clf = DPSGDClassifier(epsilon=8.0, classes=range(3), random_state=0).fit(X, y)
+    expected = {"batch_size": 75, "max_epochs": 100, "lr": 0.1 * 75 / 64}
+    assert default_training(300, 8.0) == pytest.approx(expected)
+    resolved = {name: getattr(clf, name + "_") for name in SETTINGS}
+    assert resolved == pytest.approx(expected)
+    p = clf.mechanism_params_
+    assert {name: p[name] for name in SETTINGS} == pytest.approx(expected)
+    # The run is the resolved one: q = batch / n, T = epochs * ceil(n / batch).
+    assert p["sample_rate"] == pytest.approx(75 / 300)
+    assert p["n_noisy_steps"] == 100 * 4
+    assert clf.privacy_spend_.params["subsampled_gaussian_label"][1:] == (75 / 300, 400)
+    assert clf.estimator_.get_params()["batch_size"] == 75
+    assert clf.estimator_.get_params()["max_epochs"] == 100
+    assert clf.epsilon_ <= 8.0
+    assert DPSGDClassifier().estimator is None  # the parameter itself is left alone
+
+
+def test_resolved_settings_read_no_label(small):
+    X, y, _, _ = small
+    rng = np.random.default_rng(0)
+    fits = [DPSGDClassifier(epsilon=2.0, classes=range(3), random_state=0).fit(X, labels)
+            for labels in (y, rng.permutation(y), np.zeros_like(y))]
+    for clf in fits[1:]:
+        for name in SETTINGS:
+            assert getattr(clf, name + "_") == getattr(fits[0], name + "_")
+        assert clf.mechanism_params_ == fits[0].mechanism_params_
+
+
+def test_a_users_network_keeps_its_own_settings(small):
+    X, y, _, _ = small
+    net = LabelDPNetClassifier(MLP, max_epochs=2, batch_size=30, lr=0.05)
+    before = {name: net.get_params()[name] for name in SETTINGS}
+    clf = DPSGDClassifier(net, epsilon=8.0, classes=range(3), random_state=0).fit(X, y)
+    assert (clf.batch_size_, clf.max_epochs_, clf.lr_) == (30, 2, 0.05)
+    assert not set(SETTINGS) & set(clf.mechanism_params_)  # nothing was resolved
+    assert clf.mechanism_params_["sample_rate"] == pytest.approx(30 / 300)
+    assert clf.mechanism_params_["n_noisy_steps"] == 2 * 10
+    assert clf.estimator is net and not hasattr(net, "module_")  # cloned, never fitted
+    assert {name: net.get_params()[name] for name in SETTINGS} == before
+    assert {name: clf.estimator_.get_params()[name] for name in SETTINGS} == before
+
+
+def test_the_budget_is_charged_after_the_resolution(small):
+    X, y, _, _ = small
+    accountant = BudgetAccountant(epsilon=1.0, delta=1e-3)
+    with pytest.raises(BudgetError):
+        DPSGDClassifier(epsilon=2.0, classes=range(3), accountant=accountant).fit(X, y)
+    assert accountant.spends == []
+    clf = DPSGDClassifier(epsilon=1.0, classes=range(3), accountant=accountant,
+                          random_state=0).fit(X, y)
+    # The charge describes the run with the resolved settings.
+    (spend,) = accountant.spends
+    assert spend.params["batch_size"] == clf.batch_size_ == 64
+    assert spend.params["subsampled_gaussian_label"][2] == 20 * math.ceil(300 / 64)
+
+
+def test_resolved_settings_beat_the_fixed_ones_at_a_large_budget(small):
+    """At eps 8 the resolved 100 epochs of 75-row batches learn more than 20 epochs of 64."""
+    X, y, X_test, y_test = small
+    fixed = LabelDPNetClassifier(MLP, max_epochs=20, batch_size=64, lr=0.1)
+    scores = [DPSGDClassifier(estimator, epsilon=8.0, classes=range(3), random_state=seed)
+              .fit(X, y).score(X_test, y_test)
+              for estimator in (None, fixed) for seed in (0, 1)]
+    assert min(scores[:2]) > max(scores[2:])
