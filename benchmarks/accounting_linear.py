@@ -18,8 +18,9 @@ Two tables.
      (:func:`~sklearn_labeldp.accounting.calibrate_dp_sgd`);
    - full-batch DP-SGD and DP-Newton (label DP, 300 and 5 steps) and DP least
      squares (weighted formulation, label and full DP; the class count does
-     not enter): zCDP converted by Canonne, Kamath and Steinke (2020)
-     (:func:`~sklearn_labeldp.linear_model._calibration.calibrate_gaussian_releases`),
+     not enter): zCDP converted by Canonne, Kamath and Steinke (2020), the
+     releases taken as one Gaussian of sensitivity ``sqrt(W)``
+     (:func:`~sklearn_labeldp.accounting.gaussian_sigma_for_approx_dp`),
      against the exact Gaussian profile (Balle and Wang 2018) now;
    - output and objective perturbation of the logistic loss and of
      DPLinearSVC's Huber hinge (full DP, ``C = 1``): calibrated for the
@@ -46,11 +47,15 @@ import warnings
 
 import numpy as np
 
-from sklearn_labeldp.accounting import BudgetAccountant, calibrate_dp_sgd, gaussian_epsilon
+from sklearn_labeldp.accounting import (
+    BudgetAccountant,
+    calibrate_dp_sgd,
+    gaussian_epsilon,
+    gaussian_sigma_for_approx_dp,
+)
 from sklearn_labeldp.accounting._subsampled import bounded_label_change_epsilon
 from sklearn_labeldp.linear_model import DPLeastSquaresClassifier, DPLogisticRegression
 from sklearn_labeldp.linear_model._calibration import (
-    calibrate_gaussian_releases,
     first_order_params,
     objective_perturbation_params,
     perturbation_params,
@@ -122,8 +127,9 @@ def _least_squares_row(privacy, eps):
 def _former_gaussian(eps, counts, sens, shifts, new_multiplier):
     """The former zCDP noise multiplier, the exact epsilon of that noise (the library's
     and dp-accounting's), and its ratio to the current multiplier at ``eps``."""
-    old, _ = calibrate_gaussian_releases(eps, DELTA, counts, sens, shifts)
-    mu_old = math.sqrt(math.fsum(counts[k] * (shifts[k] / sens[k]) ** 2 for k in counts)) / old
+    root = math.sqrt(math.fsum(counts[k] * (shifts[k] / sens[k]) ** 2 for k in counts))
+    old = gaussian_sigma_for_approx_dp(eps, DELTA, sensitivity=root)
+    mu_old = root / old
     after = gaussian_epsilon(mu_old, DELTA)
     pld = _dpa().pld.privacy_loss_distribution.from_gaussian_mechanism(1.0 / mu_old)
     return after, pld.get_epsilon_for_delta(DELTA), old / new_multiplier

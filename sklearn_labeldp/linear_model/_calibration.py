@@ -18,10 +18,9 @@ before any label is read, and a fitted model exposes them as
 - Gaussian releases: :func:`calibrate_exact_gaussian_releases` by the
   Gaussian's exact privacy profile (Balle and Wang 2018; DP least squares,
   DP-Newton, DP-FC and full-batch DP-SGD, whose records carry ``gaussian =
-  mu``) and :func:`gaussian_release_mus`; :func:`gaussian_releases_rho` and
-  :func:`calibrate_gaussian_releases` account for the same releases in zCDP
-  (Bun and Steinke 2016), which no estimator calibrates by any more: the
-  former calibration, which ``benchmarks/accounting_linear.py`` compares with.
+  mu``) and :func:`gaussian_release_mus`. (They were calibrated in zCDP, Bun
+  and Steinke 2016, with 4-11% more noise; ``benchmarks/accounting_linear.py``
+  compares the two.)
 - DP-Newton and DP-FC (Mehta, Krichene, Thakurta, Kurakin and Cutkosky 2023):
   :func:`second_order_params`.
 - DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1): full
@@ -43,7 +42,7 @@ removing one for the Gaussian solvers.
 
 import math
 
-from ..accounting import calibrate_gaussian_sigma, gaussian_rho, gaussian_sigma_for_approx_dp
+from ..accounting import calibrate_gaussian_sigma
 from ..accounting._subsampled import calibrate_bounded_label_change
 from ._losses import LogisticLoss
 
@@ -80,38 +79,15 @@ from ._perturbed_erm import (  # noqa: F401
 # alone (a Gram matrix, the Hessians) do not move at all.
 
 
-def gaussian_releases_rho(noise_multiplier, counts, noise_sensitivities, shifts):
-    """zCDP parameter of Gaussian releases against neighbours that move each by at most a shift.
+def _release_weight(counts, noise_sensitivities, shifts):
+    """``W = sum_k counts[k] (shifts[k] / noise_sensitivities[k])^2``.
 
     Release ``k`` is made ``counts[k]`` times, each time with Gaussian noise of
-    std ``s * noise_sensitivities[k]`` (``s = noise_multiplier``) on every
-    coordinate, and two neighbouring datasets move it by at most ``shifts[k]``
-    in L2 norm, given the earlier outputs. One such release is ``shifts[k]^2 /
-    (2 s^2 noise_sensitivities[k]^2)``-zCDP (Bun and Steinke 2016, Prop. 1.6),
-    and zCDP adds up under adaptive composition (their Lemma 2.3):
-
-        rho = sum_k counts[k] (shifts[k] / noise_sensitivities[k])^2 / (2 s^2).
-
-    A release the neighbours do not move (shift 0) costs nothing. With
-    ``shifts = noise_sensitivities`` this is ``sum_k counts[k] / (2 s^2)``.
-
-    Parameters
-    ----------
-    noise_multiplier : float
-    counts, noise_sensitivities, shifts : dict
-        Keyed by release.
-
-    Returns
-    -------
-    float
-    """
-    return _release_weight(counts, noise_sensitivities, shifts) / (2.0 * noise_multiplier**2)
-
-
-def _release_weight(counts, noise_sensitivities, shifts):
-    """``sum_k counts[k] (shifts[k] / noise_sensitivities[k])^2``.
-
-    A release whose shift is its noise sensitivity adds exactly ``counts[k]``.
+    std ``s * noise_sensitivities[k]`` on every coordinate, and two
+    neighbouring datasets move it by at most ``shifts[k]`` in L2 norm, given
+    the earlier outputs: ``shifts[k] / (s noise_sensitivities[k])`` noise
+    stds. A release the neighbours do not move (shift 0) costs nothing; one
+    whose shift is its noise sensitivity adds exactly ``counts[k]``.
     """
     return math.fsum(
         counts[k] * (1.0 if shifts[k] == noise_sensitivities[k]
@@ -120,56 +96,15 @@ def _release_weight(counts, noise_sensitivities, shifts):
     )
 
 
-def calibrate_gaussian_releases(epsilon, delta, counts, noise_sensitivities, shifts):
-    """The smallest noise multiplier whose releases are within ``(epsilon, delta)`` in zCDP.
-
-    The former calibration of the Gaussian solvers, kept as the baseline of
-    :func:`calibrate_exact_gaussian_releases`, which needs less noise. The run
-    is ``W / (2 s^2)``-zCDP with ``W = sum_k counts[k] (shifts[k] /
-    noise_sensitivities[k])^2`` (:func:`gaussian_releases_rho`): the cost of
-    one release of sensitivity ``sqrt(W)`` with noise ``s``. ``s`` is
-    :func:`~sklearn_labeldp.accounting.gaussian_sigma_for_approx_dp` for that
-    sensitivity: ``sqrt(W / (2 rho))`` for the largest ``rho`` whose conversion
-    (Canonne, Kamath and Steinke 2020) is within ``(epsilon, delta)``, rounded
-    up so that the returned ``rho`` converts within them too.
-
-    Parameters
-    ----------
-    epsilon : float
-    delta : float
-        In (0, 1).
-    counts, noise_sensitivities, shifts : dict
-        As in :func:`gaussian_releases_rho`; ``shifts`` are those of the relation
-        the guarantee is for (a label change, for the ledger).
-
-    Returns
-    -------
-    noise_multiplier : float
-    rho : float
-        ``W / (2 s^2)``.
-
-    Raises
-    ------
-    ValueError
-        If ``epsilon`` is too small for any positive ``rho``.
-    """
-    root = math.sqrt(_release_weight(counts, noise_sensitivities, shifts))
-    s = gaussian_sigma_for_approx_dp(epsilon, delta, sensitivity=root)
-    if not math.isfinite(s):
-        raise ValueError(
-            f"epsilon={epsilon!r} is too small for any Gaussian noise at delta={delta!r}."
-        )
-    return s, gaussian_rho(root, s)
-
-
 def calibrate_exact_gaussian_releases(epsilon, delta, counts, noise_sensitivities, shifts):
     """The smallest noise multiplier within ``(epsilon, delta)`` by the Gaussian's exact profile.
 
-    The releases of :func:`gaussian_releases_rho`, each a Gaussian mechanism
-    whose shift given the earlier outputs is at most ``shifts[k]``, i.e.
-    ``shifts[k] / (s noise_sensitivities[k])`` noise stds, compose adaptively
+    Release ``k``, made ``counts[k]`` times with Gaussian noise of std ``s *
+    noise_sensitivities[k]``, is a Gaussian mechanism whose shift given the
+    earlier outputs is at most ``shifts[k]``, i.e. ``shifts[k] / (s
+    noise_sensitivities[k])`` noise stds. The releases compose adaptively
     into exactly one Gaussian mechanism of ``mu = sqrt(W) / s`` noise stds,
-    ``W`` as in :func:`calibrate_gaussian_releases` (Gaussian differential
+    ``W = sum_k counts[k] (shifts[k] / noise_sensitivities[k])^2`` (Gaussian differential
     privacy composes by the root sum of squares, Dong, Roth and Su 2022, Cor.
     3.3), whose tight ``(epsilon, delta)`` curve is the exact privacy profile
     ``delta(eps) = Phi(-eps / mu + mu / 2) - e^eps Phi(-eps / mu - mu / 2)``
@@ -188,7 +123,8 @@ def calibrate_exact_gaussian_releases(epsilon, delta, counts, noise_sensitivitie
     delta : float
         In (0, 1).
     counts, noise_sensitivities, shifts : dict
-        As in :func:`gaussian_releases_rho`.
+        Keyed by release; ``shifts`` are those of the relation the guarantee
+        is for (a label change, for the ledger).
 
     Returns
     -------

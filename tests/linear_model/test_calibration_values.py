@@ -19,9 +19,8 @@ from sklearn_labeldp.accounting import (
 )
 from sklearn_labeldp.linear_model._calibration import (
     calibrate_exact_gaussian_releases,
-    calibrate_gaussian_releases,
     first_order_label_sensitivity,
-    gaussian_releases_rho,
+    gaussian_release_mus,
     objective_perturbation_params,
     one_vs_rest_epsilon,
     output_perturbation_beta,
@@ -116,14 +115,13 @@ def test_second_order_constants():
 
 def test_gaussian_release_accounting_by_hand():
     # T = 4 gradients of noise s * 2 that a label change moves by sqrt(2), and G once
-    # (noise s * 1) that it does not move: rho = 4 * (sqrt(2) / 2)^2 / (2 s^2) = 1 / s^2.
+    # (noise s * 1) that it does not move: mu^2 = 4 * (sqrt(2) / 2)^2 / s^2 = 2 / s^2.
     counts, sens = {"gradient": 4, "gram": 1}, {"gradient": 2.0, "gram": 1.0}
     shifts = {"gradient": math.sqrt(2.0), "gram": 0.0}
-    assert gaussian_releases_rho(2.0, counts, sens, shifts) == pytest.approx(0.25)
-    assert gaussian_releases_rho(2.0, counts, sens, sens) == 5 / 8  # add/remove: (4 + 1) / 8
-    s, rho = calibrate_gaussian_releases(1.0, 1e-5, counts, sens, shifts)
-    assert rho == pytest.approx(approx_dp_to_zcdp(1.0, 1e-5), rel=1e-12)
-    assert s == pytest.approx(math.sqrt(1 / rho), rel=1e-12)
+    mu, rho = gaussian_release_mus(2.0, counts, sens, shifts)
+    assert mu == pytest.approx(math.sqrt(0.5)) and rho == pytest.approx(0.25)
+    # Add/remove (shifts = sensitivities): mu^2 = (4 + 1) / s^2.
+    assert gaussian_release_mus(2.0, counts, sens, sens)[1] == pytest.approx(5 / 8)
 
 
 def test_exact_gaussian_calibration_by_hand():
@@ -135,8 +133,10 @@ def test_exact_gaussian_calibration_by_hand():
     s, mu = calibrate_exact_gaussian_releases(1.0, 1e-5, counts, sens, shifts)
     assert mu == pytest.approx(math.sqrt(2.0) / s, rel=1e-12)
     assert gaussian_delta(1.0, mu) <= 1e-5 < gaussian_delta(1.0, mu * (1 + 1e-6))
-    s_zcdp, _ = calibrate_gaussian_releases(1.0, 1e-5, counts, sens, shifts)
-    assert 1.05 < s_zcdp / s < 1.3
+    # The zCDP calibration (Canonne, Kamath and Steinke 2020's conversion) of the same
+    # one Gaussian of sensitivity sqrt(W) = sqrt(2) needs more noise.
+    rho = approx_dp_to_zcdp(1.0, 1e-5)
+    assert 1.05 < math.sqrt(2.0 / (2 * rho)) / s < 1.3
 
 
 def test_full_dp_second_order_is_charged_for_the_label_change():
