@@ -15,10 +15,12 @@ default set is the first six, the combined table of the user guide:
   logistic-regression teachers and student); non-private base
   ``LogisticRegression()``;
 - ``dpsgd``: :class:`~sklearn_labeldp.nn.DPSGDClassifier` with its default
-  network (an MLP, 20 epochs of Poisson batches of 64, the ``[torch]`` extra;
-  skipped with a note when torch is not installed); non-private base the same
-  network trained without clipping or noise. A fit takes 30 s on the digits
-  and minutes on Adult and the synthetic set on one core;
+  network (an MLP whose batch size, epochs and learning rate are resolved
+  from ``n`` and epsilon, the ``[torch]`` extra; skipped with a note when
+  torch is not installed); non-private base the same network with the
+  training settings resolved at the largest epsilon of the run, trained
+  without clipping or noise. A fit takes seconds on the digits and the
+  synthetic set and up to a minute on Adult on one core;
 - before/after of the k-NN and LP-MST rules (not in the default set):
   ``rr-k10``, ``va-k10``, ``alibi-k10``, the earlier fixed
   ``KNeighbors*(n_neighbors=10)`` base; ``rr-lr``: LP-1ST around
@@ -40,7 +42,9 @@ seeds (``--seeds``, default 3), at each epsilon (``--epsilons``); ``base`` is
 the estimator's non-private base (one fit, seed 0). The header gives the
 majority rate (the test share of the most frequent class).
 
-Usage (``--n-jobs 1`` on a shared machine; the DP-SGD rows dominate the time)::
+Usage (``--n-jobs 1`` on a shared machine; the DP-SGD rows dominate the time,
+and ``OMP_NUM_THREADS=1`` keeps torch from oversubscribing the cores: two runs
+side by side on two cores were 5 to 10 times slower without it)::
 
     python benchmarks/defaults_meta.py --datasets digits synthetic --n-jobs 1
     python benchmarks/defaults_meta.py --datasets adult --seeds 1 --estimators pate dpsgd
@@ -106,12 +110,18 @@ def _has_torch():
     return True
 
 
-def nonprivate_base(name, X_train, y_train, X_test, y_test):
-    """Test accuracy of the estimator's base fitted on the true labels (seed 0)."""
+def nonprivate_base(name, X_train, y_train, X_test, y_test, epsilon):
+    """Test accuracy of the estimator's base fitted on the true labels (seed 0).
+
+    DP-SGD's is its default network with the settings resolved at ``epsilon``
+    (the run's largest), trained without clipping or noise.
+    """
     if name == "dpsgd":
         from sklearn_labeldp.nn import DPSGDClassifier
+        from sklearn_labeldp.nn._dp_sgd_defaults import default_training
 
-        net = clone(DPSGDClassifier()._get_estimator()).set_params(train_split=None)
+        net = clone(DPSGDClassifier()._get_estimator()).set_params(
+            train_split=None, **default_training(y_train.size, epsilon))
         seed_estimator(net, np.random.default_rng(0))
         net.fit(X_train.astype(np.float32), np.searchsorted(np.unique(y_train), y_train))
         return float(np.mean(np.unique(y_train)[net.predict(X_test.astype(np.float32))]
@@ -148,7 +158,7 @@ def run(dataset, estimators, epsilons, seeds, n_jobs, data_dir):
     majority = np.bincount(y_test).max() / y_test.size
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        bases = {name: nonprivate_base(name, *data) for name in estimators}
+        bases = {name: nonprivate_base(name, *data, max(epsilons)) for name in estimators}
     jobs = [(name, eps, seed) for name in estimators for eps in epsilons for seed in seeds]
     start = time.perf_counter()
     scores = Parallel(n_jobs=n_jobs)(
