@@ -114,7 +114,9 @@ class DPLeastSquaresRegressor(BaseLabelDPRegressor):
     ``alpha="auto"`` is the adaptive ridge rule of
     :class:`DPLeastSquaresClassifier` (in the spirit of AdaSSP, Wang 2018),
     from the noise level and the smallest eigenvalue of ``G`` (exact
-    under label DP, the noisy one under full DP): public or post-processing.
+    under label DP, the noisy one under full DP): public or post-processing;
+    it covers the noise's typical norm along one direction, ``sqrt(p / 2)``
+    noise stds, where the classifier covers its spectral norm.
 
     Parameters
     ----------
@@ -268,7 +270,7 @@ class DPLeastSquaresRegressor(BaseLabelDPRegressor):
         if alpha == "auto":
             alpha = adaptive_ridge(n_features=Z.shape[1], noise_stds=params["noise_stds"],
                                    privacy=self.privacy, formulation="ridge", gram_weight=1.0,
-                                   data_norm=data_norm, gram=G)
+                                   data_norm=data_norm, gram=G, noise_norm="typical")
         if self.privacy == "full":
             G = project_psd(G)
         factor = cho_factor(G + alpha * np.eye(Z.shape[1]), lower=True, check_finite=False)

@@ -173,13 +173,19 @@ def test_adaptive_ridge_reads_the_smallest_eigenvalue():
     p, sigma = 6, 10.0
     stds = {"A": sigma, "b": 1.0}
     kw = dict(n_features=p, noise_stds=stds, privacy="label", formulation="weighted",
-              gram_weight=1.0, data_norm=1.0)
-    # A singular Gram matrix leaves the whole noise scale sqrt(p / 2) sigma to the ridge.
+              gram_weight=1.0, data_norm=1.0, noise_norm="typical")
+    # A singular Gram matrix leaves the whole noise scale sqrt(p / 2) sigma to the ridge,
+    # or AdaSSP's spectral norm sqrt(2 p) sigma, twice as much.
     assert adaptive_ridge(gram=np.zeros((p, p)), **kw) == pytest.approx(math.sqrt(3) * sigma)
+    spectral = dict(kw, noise_norm="spectral")
+    assert adaptive_ridge(gram=np.zeros((p, p)), **spectral) == pytest.approx(
+        math.sqrt(12) * sigma)
     # A Gram matrix whose smallest eigenvalue exceeds the noise needs only the floor.
     assert adaptive_ridge(gram=100.0 * np.eye(p), **kw) == AUTO_ALPHA_FLOOR
     # In between, the eigenvalue is subtracted.
     assert adaptive_ridge(gram=5.0 * np.eye(p), **kw) == pytest.approx(math.sqrt(3) * sigma - 5)
+    assert adaptive_ridge(gram=5.0 * np.eye(p), **spectral) == pytest.approx(
+        math.sqrt(12) * sigma - 5)
     # Full DP: the released G's eigenvalue is discounted by the noise's spectral norm.
     full = dict(kw, privacy="full", noise_stds={"A": sigma, "b": 1.0, "G": sigma})
     lower = max(0.0, 100.0 - math.sqrt(2 * p) * sigma)
