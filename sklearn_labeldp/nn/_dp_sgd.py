@@ -600,8 +600,6 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             "steps_per_epoch": steps_per_epoch,
             "example": (example_epsilon, example_delta),
             "network": net,
-            "settings": {"batch_size_": net.batch_size, "max_epochs_": net.max_epochs,
-                         "lr_": float(net.lr)},
         }
         return spend, plan
 
@@ -643,5 +641,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             "mechanism_params_": params,
             "example_epsilon_": example_epsilon,
             "example_delta_": example_delta,
-            **plan["settings"],
+            "batch_size_": plan["network"].batch_size,
+            "max_epochs_": plan["network"].max_epochs,
+            "lr_": float(plan["network"].lr),
         }
