@@ -105,6 +105,12 @@ def compose_parallel(budgets):
 
 _COMPOSERS = {"sequential": compose_sequential, "parallel": compose_parallel}
 
+# Above this epsilon a Gaussian record goes without its ``gaussian`` description
+# (composed by the basic sum): the privacy loss distribution of so large a Gaussian
+# would need a grid of billions of points (dp-accounting allocates hundreds of GiB).
+_DESCRIBED_EPSILON = 700.0
+
+
 @dataclass(frozen=True)
 class PrivacySpend:
     """A structured record of what a fit spent, composable from fitted models alone.
@@ -320,9 +326,10 @@ class PrivacySpend:
         The budget is the exact :func:`gaussian_epsilon` at ``delta`` (Balle
         and Wang 2018). ``params`` records ``"gaussian": mu``, the dominating
         pair ``N(0, 1)``, ``N(mu, 1)``, and ``"rho": mu^2 / 2`` (zCDP, Bun and
-        Steinke 2016), so that zCDP totals keep working. A tight total takes a
-        record above ``epsilon = 700`` at its epsilon (basic sum), whatever its
-        description.
+        Steinke 2016), so that zCDP totals keep working. Above ``epsilon =
+        700`` the description is left out (composed by the basic sum): the
+        privacy loss distribution of so large a Gaussian would need a grid of
+        billions of points.
 
         Examples
         --------
@@ -332,9 +339,11 @@ class PrivacySpend:
         (4.377, 1.0, 0.5)
         """
         mu = check_nonnegative(mu, "mu")
-        params["gaussian"] = mu
+        epsilon = gaussian_epsilon(mu, delta)
+        if epsilon < _DESCRIBED_EPSILON:
+            params["gaussian"] = mu
         params.setdefault("rho", mu * mu / 2.0)
-        return cls.leaf(mechanism, gaussian_epsilon(mu, delta), delta, **params)
+        return cls.leaf(mechanism, epsilon, delta, **params)
 
     @classmethod
     def laplace(cls, epsilon, count=1, *, mechanism="Laplace mechanism", **params):

@@ -52,16 +52,13 @@ import math
 
 import numpy as np
 
+from ._budget import _DESCRIBED_EPSILON
 from ._subsampled import _dp_accounting
 
 __all__ = []
 
 # dp-accounting's default grid of privacy-loss values.
 _DISCRETISATION = 1e-4
-# From this epsilon on a record enters a tight total at its epsilon: a Gaussian's
-# loss distribution would need a grid of billions of points (hundreds of GiB), and
-# e^epsilon overflows.
-_DESCRIBED_EPSILON = 700.0
 
 
 def _description(spend):
