@@ -109,6 +109,26 @@ class _DetachedLedger:
     records = rows = append_if = _refuse
 
 
+def _enter_wal_mode(conn, timeout):
+    """Switch ``conn``'s database to WAL mode, waiting up to ``timeout`` s for other openers.
+
+    Changing the journal mode takes an exclusive lock without SQLite's busy
+    handler: when processes open a new ledger at once (the default ledger in
+    the workers of ``joblib``'s ``n_jobs > 1``), all but one would fail at
+    once with "database is locked". Retry instead, as the busy handler would.
+    """
+    deadline = time.monotonic() + timeout
+    pause = 0.001
+    while True:
+        try:
+            return conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            if not ("locked" in str(exc) or "busy" in str(exc)) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
+
+
 class _SQLiteLedger:
     """Records in an SQLite file (WAL mode), shared by every process that opens it.
 
@@ -131,7 +151,7 @@ class _SQLiteLedger:
         except sqlite3.Error as exc:
             raise ValueError(f"cannot open or create the ledger file {path!r}: {exc}") from exc
         try:
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            mode = _enter_wal_mode(conn, timeout)
             if str(mode).lower() != "wal":
                 raise ValueError(
                     f"the ledger file {path!r} cannot use SQLite's WAL mode (got {mode!r}); "

@@ -338,6 +338,36 @@ def _hold_worker(path, ready):
     time.sleep(600)
 
 
+def _open_worker(path, barrier, queue):
+    barrier.wait()
+    try:
+        BudgetAccountant(epsilon=1.0, path=path).spend(0.1, 0.0)
+    except Exception as exc:  # reported to the test, which shows it
+        queue.put(repr(exc))
+    else:
+        queue.put("ok")
+
+
+@needs_fork
+def test_processes_creating_one_new_ledger_at_once(tmp_path):
+    # The workers of joblib's n_jobs > 1 open the default ledger's new file at
+    # the same moment: switching it to WAL mode must wait for the others rather
+    # than fail with "database is locked" (before, 4 of 10 runs of four spawned
+    # processes failed, and this test failed).
+    ctx = _fork()
+    for trial in range(5):
+        path = tmp_path / f"ledger{trial}.sqlite"
+        barrier, queue = ctx.Barrier(8), ctx.Queue()
+        procs = [ctx.Process(target=_open_worker, args=(path, barrier, queue)) for _ in range(8)]
+        for proc in procs:
+            proc.start()
+        outcomes = [queue.get(timeout=120) for _ in procs]
+        for proc in procs:
+            proc.join(timeout=60)
+        assert outcomes == ["ok"] * 8
+        assert len(_ledger_rows(path)) == 8
+
+
 @needs_fork
 def test_eight_processes_never_exceed_the_ceiling(tmp_path):
     acc = BudgetAccountant(epsilon=3.0, path=tmp_path / "ledger.sqlite")
