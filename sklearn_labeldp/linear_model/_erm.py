@@ -179,7 +179,8 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
         if self.solver in ("objective", "output"):
             reg = auto_perturbation_regularization(
                 self.solver, epsilon=self.epsilon, n_samples=n_samples, n_classes=n_classes,
-                n_features=n_features, loss=self._loss(), privacy=self.privacy)
+                n_features=n_features, loss=self._loss(), privacy=self.privacy,
+                fit_intercept=self.fit_intercept)
         elif self.solver in ("newton", "fc"):
             # The noise does not depend on Lambda: calibrate once at any C to read it.
             probe = SOLVERS[self.solver].calibrate(self._setting(
@@ -771,8 +772,9 @@ class DPLinearSVC(_BasePrivateERM):
         Inverse regularisation strength, scikit-learn's: ``Lambda = 1 / (2 C
         n)`` on the mapped rows, ``1 / (C n)`` without intercept. ``"auto"``
         (reported as ``C_``), with ``nu = d g / (n eps_problem)``: ``Lambda =
-        nu`` (output); objective ``sqrt(2) nu / sqrt(d)``, or ``nu / (1 - h)``
-        once ``nu > 1 / K`` (``huber_objective_regularization``).
+        nu`` (output); objective ``nu / sqrt(d)`` (``sqrt(2) nu / sqrt(d)``
+        without intercept), or ``nu / (1 - h)`` once ``nu > 1 / K``
+        (``huber_objective_regularization``).
     huber_width : float, default=0.5
         ``h`` > 0.
     data_norm : float or "auto", default="auto"

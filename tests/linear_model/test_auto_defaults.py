@@ -144,8 +144,9 @@ def test_auto_perturbation_regularization_is_the_noise_share(solver, privacy, k)
     assert fit.mechanism_params_["regularization"] == pytest.approx(reg)
     assert fit.C_ == fit.mechanism_params_["C"] == pytest.approx(1.0 / (2.0 * n * reg))
     # The Huber hinge: output perturbation keeps nu; objective perturbation balances the
-    # ridge against the noise with a reference norm sqrt(d) (nu = 0.017 or 0.033 here, below
-    # a class's share 1/K: the margin branch, Lambda = sqrt(2) nu / sqrt(d)).
+    # ridge against the noise with a reference norm sqrt(2 d), the unit-margin predictor of the
+    # mapped rows [x / R, 1] / sqrt(2) (nu = 0.017 or 0.033 here, below a class's share 1/K:
+    # the margin branch, Lambda = nu / sqrt(d)).
     svc = DPLinearSVC(solver=solver, privacy=privacy, epsilon=2.0, huber_width=0.25,
                       classes=list(range(k)), random_state=0)
     with warnings.catch_warnings():
@@ -153,7 +154,7 @@ def test_auto_perturbation_regularization_is_the_noise_share(solver, privacy, k)
         svc.fit(X, y)
     g_svc = 2.0  # the Huber hinge's label-change gradient bound (neighbour_bounds)
     nu_svc = d * g_svc / (n * eps_problem)
-    reg_svc = math.sqrt(2.0 * nu_svc ** 2 / d) if solver == "objective" else nu_svc
+    reg_svc = nu_svc / math.sqrt(d) if solver == "objective" else nu_svc
     assert svc.mechanism_params_["regularization"] == pytest.approx(reg_svc)
 
 

@@ -29,7 +29,8 @@ def _expected_lambda(n, d, k, epsilon, h):
     eps_problem = epsilon if k == 2 else epsilon / 2
     nu = d * 2.0 / (n * eps_problem)
     if nu <= 1 / k:  # the noise share against a class's share of the mean gradient
-        reg, branch = math.sqrt(2) * nu / math.sqrt(d), "margin"
+        # unit margin for mapped rows [x / R, 1] / sqrt(2): ||f0|| = sqrt(2 d)
+        reg, branch = nu / math.sqrt(d), "margin"
     else:
         reg, branch = (nu / (1 - h) if h < 1 else nu / (2 * h)), "linear zone"
     return max(reg, 1 / (2 * n)), branch  # never below scikit-learn's C = 1
@@ -61,18 +62,21 @@ def test_huber_rule_matches_an_independent_computation(n, k, epsilon, h, branch)
 
 def test_huber_rule_switches_where_the_noise_outweighs_a_class():
     # The switch is at nu = 1 / K: just below it the margin branch's Lambda is
-    # sqrt(2) / (K sqrt(d)), just above it 1 / (K (1 - h)): more ridge (a jump up).
+    # 1 / (K sqrt(d)), just above it 1 / (K (1 - h)): more ridge (a jump up).
     n, d, k, h = 1257, 65, 10, 0.5
     switch = 1 / k
     below = huber_objective_regularization(switch * (1 - 1e-9), n, d, k, h)
     above = huber_objective_regularization(switch * (1 + 1e-9), n, d, k, h)
-    assert below == pytest.approx(math.sqrt(2) / (k * math.sqrt(d)))
+    assert below == pytest.approx(1 / (k * math.sqrt(d)))
     assert above == pytest.approx(switch / (1 - h))
     # Monotone within each branch; two classes switch later (1/2).
     assert huber_objective_regularization(0.5 * switch, n, d, k, h) < below
     assert huber_objective_regularization(2 * switch, n, d, k, h) > above
-    assert huber_objective_regularization(0.3, n, d, 2, h) == pytest.approx(
-        math.sqrt(2) * 0.3 / math.sqrt(d))
+    assert huber_objective_regularization(0.3, n, d, 2, h) == pytest.approx(0.3 / math.sqrt(d))
+    # Without the intercept's column the mapped rows are x / R, twice the energy:
+    # the reference predictor's norm is sqrt(d), not sqrt(2 d).
+    assert huber_objective_regularization(0.3, n, d, 2, h, fit_intercept=False) == (
+        pytest.approx(math.sqrt(2) * 0.3 / math.sqrt(d)))
     # As the noise vanishes the ridge stops at scikit-learn's C = 1: 1 / (2n).
     assert huber_objective_regularization(1e-9, n, d, k, h) == pytest.approx(1 / (2 * n))
     assert huber_objective_regularization(0.026, n, d, k, h) > 1 / (2 * n)  # digits, eps 8
