@@ -55,6 +55,13 @@ _MAX_DOUBLINGS = 60
 # checked on the fine grid.
 _FINE = 1e-4
 _COARSE = 1e-3
+# Runs whose add/remove RDP epsilon exceeds this get grids wider in proportion. The
+# composed privacy loss spans a range that grows with the epsilon, and a fixed
+# spacing needs memory in proportion: DPSGDClassifier(epsilon=1000) took more than
+# 6 GB and epsilon=1e6 was killed for memory. A wider pessimistic grid still bounds
+# the loss from above (valid, a little looser); the spacing is a function of the
+# run's parameters, so a record's check computes on the grid its calibration used.
+_GRID_FREE_EPSILON = 50.0
 
 
 def _dp_accounting():
@@ -106,7 +113,15 @@ def _accountant(method, discretization):
 
 @functools.lru_cache(maxsize=256)
 def _epsilon(noise_multiplier, sample_rate, steps, delta, method, discretization=_FINE):
-    """The conversion on validated inputs (cached: spend records check their epsilon)."""
+    """The conversion on validated inputs (cached: spend records check their epsilon).
+
+    ``discretization`` is the PLD grid's spacing for runs of an ordinary
+    epsilon; a run whose add/remove RDP epsilon exceeds ``_GRID_FREE_EPSILON``
+    gets it widened in proportion.
+    """
+    if method != "rdp":
+        scale = _epsilon(noise_multiplier, sample_rate, steps, delta, "rdp")
+        discretization *= max(1.0, scale / _GRID_FREE_EPSILON)
     event = _dp_event(noise_multiplier, sample_rate, steps)
     # dp-accounting logs a warning for each fractional Renyi order whose series it
     # cannot sum; it leaves that order out of the minimum, which stays a valid bound.

@@ -292,3 +292,31 @@ def test_rdp_total_inside_composed_records_and_unsupported_spends():
 
 def test_empty_ledger_rdp_total_is_zero():
     assert BudgetAccountant().total_rdp_approx_dp(1e-5).epsilon == 0.0
+
+
+_HUGE_EPSILON_CHILD = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+from sklearn_labeldp.accounting import PrivacySpend, calibrate_dp_sgd_label_change
+sigma, label_eps, example_eps = calibrate_dp_sgd_label_change(float(sys.argv[1]), 1e-5,
+                                                              0.0366, 2734)
+PrivacySpend.leaf("DP-SGD", label_eps, 1e-5,
+                  subsampled_gaussian_label=(sigma, 0.0366, 2734))  # the record's own check
+print(sigma, label_eps, example_eps)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs RLIMIT_AS")
+@pytest.mark.parametrize("epsilon", [1e3, 1e6])
+def test_huge_epsilon_calibrates_within_memory(epsilon):
+    # A sanity check with a huge epsilon (DPSGDClassifier(epsilon=1e6)) once needed more
+    # than 6 GB of privacy-loss grid and was killed; the grid now widens with the run's
+    # epsilon. Within 3 GB of address space, the calibration and its record's check pass.
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", _HUGE_EPSILON_CHILD, str(epsilon)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    sigma, label_eps, example_eps = map(float, out.stdout.split())
+    assert 0 < sigma < 0.5 and 0 < label_eps <= epsilon and 0 < example_eps <= epsilon
+    assert label_eps > 0.7 * min(epsilon, 709)  # dp-accounting overflows beyond e^709
