@@ -771,10 +771,9 @@ class DPLinearSVC(_BasePrivateERM):
     C : float or "auto", default="auto"
         Inverse regularisation strength, scikit-learn's: ``Lambda = 1 / (2 C
         n)`` on the mapped rows, ``1 / (C n)`` without intercept. ``"auto"``
-        (reported as ``C_``), with ``nu = d g / (n eps_problem)``: ``Lambda =
-        nu`` (output); objective ``nu / sqrt(d)`` (``sqrt(2) nu / sqrt(d)``
-        without intercept), or ``nu / (1 - h)`` once ``nu > 1 / K``
-        (``huber_objective_regularization``).
+        (``C_``), with ``nu = d g / (n eps_problem)``: ``Lambda = nu`` (output);
+        objective ``nu / sqrt(d)``, or ``min(nu, 2 / K) / (1 - h)`` once ``nu
+        > 1 / K`` (``huber_objective_regularization``).
     huber_width : float, default=0.5
         ``h`` > 0.
     data_norm : float or "auto", default="auto"

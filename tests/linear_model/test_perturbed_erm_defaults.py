@@ -31,8 +31,9 @@ def _expected_lambda(n, d, k, epsilon, h):
     if nu <= 1 / k:  # the noise share against a class's share of the mean gradient
         # unit margin for mapped rows [x / R, 1] / sqrt(2): ||f0|| = sqrt(2 d)
         reg, branch = nu / math.sqrt(d), "margin"
-    else:
-        reg, branch = (nu / (1 - h) if h < 1 else nu / (2 * h)), "linear zone"
+    else:  # the ridge stops growing past twice a class's share
+        capped = min(nu, 2 / k)
+        reg, branch = (capped / (1 - h) if h < 1 else capped / (2 * h)), "linear zone"
     return max(reg, 1 / (2 * n)), branch  # never below scikit-learn's C = 1
 
 
@@ -42,6 +43,7 @@ def _expected_lambda(n, d, k, epsilon, h):
     (300, 3, 0.15, 0.5, "linear zone"),   # nu = 0.44 > 1/3
     (120, 3, 0.4, 0.25, "linear zone"),   # nu = 0.42
     (120, 3, 0.4, 2.0, "linear zone"),    # h >= 1: no linear zone, Lambda = nu / (2h)
+    (120, 3, 0.15, 0.5, "linear zone"),   # nu = 1.11 > 2/3: Lambda stays at (2/3) / (1 - h)
 ])
 def test_huber_rule_matches_an_independent_computation(n, k, epsilon, h, branch):
     X, y = _data(n, k)
@@ -72,6 +74,11 @@ def test_huber_rule_switches_where_the_noise_outweighs_a_class():
     # Monotone within each branch; two classes switch later (1/2).
     assert huber_objective_regularization(0.5 * switch, n, d, k, h) < below
     assert huber_objective_regularization(2 * switch, n, d, k, h) > above
+    # Past twice a class's share the ridge stays at its value there (the digits at eps 0.5).
+    assert huber_objective_regularization(4.1 * switch, n, d, k, h) == pytest.approx(
+        2 * switch / (1 - h))
+    assert huber_objective_regularization(4.1 * switch, n, d, k, 2.0) == pytest.approx(
+        2 * switch / 4.0)
     assert huber_objective_regularization(0.3, n, d, 2, h) == pytest.approx(0.3 / math.sqrt(d))
     # Without the intercept's column the mapped rows are x / R, twice the energy:
     # the reference predictor's norm is sqrt(d), not sqrt(2 d).
