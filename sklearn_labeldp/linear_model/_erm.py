@@ -167,10 +167,9 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
     def _resolve(self, n_samples, n_features, n_classes):
         """The "auto" hyperparameters, from public quantities only (n, d, K, the budget).
 
-        ``n_features`` is ``d``, the mapped features (the intercept's column
-        included). Returns the resolved values by parameter name; ``C`` is always
-        among them: :func:`~sklearn_labeldp.linear_model._calibration.auto_regularization`
-        for DP-Newton and DP-FC,
+        ``n_features`` is ``d``, the mapped features (the intercept's column included).
+        Returns the resolved values by name; ``C`` is always among them:
+        ``_calibration.auto_regularization`` for DP-Newton and DP-FC,
         :func:`~sklearn_labeldp.linear_model._calibration.auto_perturbation_regularization`
         for objective and output perturbation, 1 for DP-SGD and DP-Adam.
         """
