@@ -62,6 +62,23 @@ def test_huber_rule_matches_an_independent_computation(n, k, epsilon, h, branch)
     assert fit.C_ == fit.mechanism_params_["C"] == pytest.approx(1 / (2 * n * reg))
 
 
+def test_huber_rule_without_intercept_uses_the_unscaled_rows():
+    # Without the intercept the mapped rows are x / R (no 1 / sqrt(2)), d = p, and the
+    # unit-margin predictor has norm sqrt(d): Lambda = sqrt(2) nu / sqrt(d), C = 1 / (n Lambda).
+    n, k, epsilon = 300, 3, 0.5
+    X, y = _data(n, k)
+    d = X.shape[1]
+    nu = d * 2.0 / (n * epsilon / 2)
+    reg = math.sqrt(2) * nu / math.sqrt(d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = DPLinearSVC(epsilon=epsilon, fit_intercept=False, data_norm=3.0,
+                          classes=list(range(k)), random_state=0).fit(X, y)
+    assert nu <= 1 / k  # the margin branch
+    assert fit.mechanism_params_["regularization"] == pytest.approx(reg)
+    assert fit.C_ == pytest.approx(1 / (n * reg))
+
+
 def test_huber_rule_switches_where_the_noise_outweighs_a_class():
     # The switch is at nu = 1 / K: just below it the margin branch's Lambda is
     # 1 / (K sqrt(d)), just above it 1 / (K (1 - h)): more ridge (a jump up).
