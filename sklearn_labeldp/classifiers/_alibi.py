@@ -175,7 +175,8 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
     def _vote_inflation(self, n_classes):
         # Its Bayes denoising over two rounds brings ALIBI's targets to about
         # the information of K-ary randomized response at the same epsilon
-        # (measured; see _default_base).
+        # (measured; see _default_base). Not with two classes on few rows, where
+        # one round's posteriors need twice RR's votes (user guide, ALIBI).
         return rr_vote_inflation(self.epsilon, n_classes)
 
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
