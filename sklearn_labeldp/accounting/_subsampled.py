@@ -55,7 +55,7 @@ _MAX_DOUBLINGS = 60
 # checked on the fine grid.
 _FINE = 1e-4
 _COARSE = 1e-3
-# Runs whose add/remove RDP epsilon exceeds this get grids wider in proportion. The
+# Runs whose (quick) add/remove RDP epsilon exceeds this get grids wider in proportion. The
 # composed privacy loss spans a range that grows with the epsilon, and a fixed
 # spacing needs memory in proportion: DPSGDClassifier(epsilon=1000) took more than
 # 6 GB and epsilon=1e6 was killed for memory. A wider pessimistic grid still bounds
@@ -100,12 +100,18 @@ def _dp_event(noise_multiplier, sample_rate, steps):
 # The internal method name of the replace-one accounting (a label change), which
 # only the PLD accountant computes; not one of SUBSAMPLED_GAUSSIAN_METHODS.
 _REPLACE_ONE = "pld-replace-one"
+# The add/remove RDP epsilon on a few orders, a twelfth of the default orders' cost:
+# the scale of a run's PLD grid (_GRID_FREE_EPSILON), never a recorded guarantee.
+_GRID_SCALE = "rdp-grid-scale"
+_GRID_SCALE_ORDERS = (1.1, 1.25, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 128, 256)
 
 
 def _accountant(method, discretization):
     dpa = _dp_accounting()
     if method == "rdp":
         return dpa.rdp.RdpAccountant()
+    if method == _GRID_SCALE:
+        return dpa.rdp.RdpAccountant(_GRID_SCALE_ORDERS)
     relation = (dpa.NeighboringRelation.REPLACE_ONE if method == _REPLACE_ONE
                 else dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
     return dpa.pld.PLDAccountant(relation, value_discretization_interval=discretization)
@@ -116,11 +122,11 @@ def _epsilon(noise_multiplier, sample_rate, steps, delta, method, discretization
     """The conversion on validated inputs (cached: spend records check their epsilon).
 
     ``discretization`` is the PLD grid's spacing for runs of an ordinary
-    epsilon; a run whose add/remove RDP epsilon exceeds ``_GRID_FREE_EPSILON``
-    gets it widened in proportion.
+    epsilon; a run whose add/remove RDP epsilon (on ``_GRID_SCALE_ORDERS``)
+    exceeds ``_GRID_FREE_EPSILON`` gets it widened in proportion.
     """
-    if method != "rdp":
-        scale = _epsilon(noise_multiplier, sample_rate, steps, delta, "rdp")
+    if method not in ("rdp", _GRID_SCALE):
+        scale = _epsilon(noise_multiplier, sample_rate, steps, delta, _GRID_SCALE)
         discretization *= max(1.0, scale / _GRID_FREE_EPSILON)
     event = _dp_event(noise_multiplier, sample_rate, steps)
     # dp-accounting logs a warning for each fractional Renyi order whose series it
