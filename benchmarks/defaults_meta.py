@@ -14,6 +14,9 @@ default set is the first six, the combined table of the user guide:
   (``n_teachers="auto"``, ``n_queries="auto"``, Confident-GNMax,
   logistic-regression teachers and student); non-private base
   ``LogisticRegression()``;
+- ``pate-spread``: PATE with semi-supervised teachers and student,
+  ``LabelSpreading(kernel="knn", n_neighbors=10)`` both (each teacher sees
+  its part's labels and every other row unlabeled, as in PATE-FM); same base;
 - ``dpsgd``: :class:`~sklearn_labeldp.nn.DPSGDClassifier` with its default
   network (an MLP whose batch size, epochs and learning rate are resolved
   from ``n`` and epsilon, the ``[torch]`` extra; skipped with a note when
@@ -66,6 +69,7 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.preprocessing import StandardScaler
+from sklearn.semi_supervised import LabelSpreading
 
 from sklearn_labeldp._base import seed_estimator
 from sklearn_labeldp.classifiers import (
@@ -84,12 +88,18 @@ def _dpsgd(**kw):
     return DPSGDClassifier(delta=1e-5, **kw)
 
 
+def _spreading():
+    return LabelSpreading(kernel="knn", n_neighbors=10)
+
+
 ESTIMATORS = {
     "rr": lambda **kw: RRWithPriorClassifier(**kw),
     "lp2": lambda **kw: RRWithPriorClassifier(n_stages=2, **kw),
     "va": lambda **kw: VectorApproxClassifier(**kw),
     "alibi": lambda **kw: ALIBIClassifier(**kw),
     "pate": lambda **kw: PATEClassifier(delta=1e-5, **kw),
+    "pate-spread": lambda **kw: PATEClassifier(_spreading(), student=_spreading(), delta=1e-5,
+                                               **kw),
     "dpsgd": _dpsgd,
     "rr-k10": lambda **kw: RRWithPriorClassifier(KNeighborsClassifier(10), **kw),
     "va-k10": lambda **kw: VectorApproxClassifier(KNeighborsRegressor(10), **kw),

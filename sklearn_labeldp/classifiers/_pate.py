@@ -25,7 +25,6 @@ from .._base import (
 )
 from .._target_adapters import (
     fit_semi_supervised_targets,
-    learns_natively,
     learns_semi_supervised,
 )
 from ..accounting import PrivacySpend
@@ -136,13 +135,14 @@ def _auto_teachers_and_queries(n_samples, n_classes, noise_std, n_teachers, n_qu
 
 
 def _teacher_data(teacher, X, part, codes_part, fit_params, n_samples):
-    """What one teacher trains on: its part, or for a teacher that learns
-    unlabeled rows natively (FixMatch: PATE-FM, Malek et al. 2021) every
-    training input with ``-1`` as the label outside its part (under label DP
-    the features are public; only its part's labels are read). Only such a
-    teacher is sent all of ``X``, and it gets no routed ``fit`` metadata,
-    which is per row of its part."""
-    if not learns_natively(teacher, "semi"):
+    """What one teacher trains on: its part, or for a semi-supervised teacher
+    (FixMatch: PATE-FM, Malek et al. 2021; scikit-learn's ``LabelSpreading``,
+    ``LabelPropagation`` or ``SelfTrainingClassifier``) every training input
+    with ``-1`` as the label outside its part (under label DP the features are
+    public; only its part's labels are read). Only such a teacher is sent all
+    of ``X``, and it gets no routed ``fit`` metadata, which is per row of its
+    part."""
+    if not learns_semi_supervised(teacher):
         return _safe_indexing(X, part), codes_part, subset_fit_params(fit_params, part, n_samples)
     targets = np.full(_num_samples(X), -1, dtype=np.intp)
     targets[part] = codes_part
@@ -246,11 +246,15 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     ----------
     estimator : classifier, default=None
         The teacher; cloned once per part. ``None`` means
-        ``LogisticRegression()``. A teacher with a ``fit_semi`` method (a
+        ``LogisticRegression()``. A semi-supervised teacher, by the same test
+        as the student's (a ``fit_semi`` method, as a
         :class:`~sklearn_labeldp.nn.LabelDPNetClassifier` trained with
-        FixMatch) learns from its part's labels and every other training
-        input unlabeled (PATE-FM); routed ``fit`` metadata then does not
-        reach it. A part whose labels are all one class votes
+        FixMatch has: PATE-FM; or scikit-learn's ``LabelSpreading``,
+        ``LabelPropagation``, ``SelfTrainingClassifier``), learns from its
+        part's labels and every other training input unlabeled (``-1``);
+        routed ``fit`` metadata then does not reach it. On small data whose
+        classes form clusters this is what lets each of many teachers be
+        accurate (see the user guide). A part whose labels are all one class votes
         for that class without a fit. ``sample_weight`` and routed ``fit``
         metadata go to the teachers, each getting its part's rows. The
         teachers run with ``verbose=0`` (nested estimators' too) and sealed,
@@ -485,15 +489,18 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         return self._get_student()
 
     def _trial_rows(self, plan):
-        # A one-row part votes its label without a fit: the smallest part a
-        # teacher is fitted on has two rows or more.
+        # A semi-supervised teacher is fitted on every row (None: all of X), as
+        # _teacher_data sends it. Otherwise a one-row part votes its label
+        # without a fit: the smallest part a teacher is fitted on has two rows or more.
+        if learns_semi_supervised(self._get_estimator()):
+            return None
         return min(part.size for part in plan["parts"] if part.size >= 2)
 
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
         # The teachers run with every `verbose` at 0 (see _quiet_teacher): the
         # trial fits that configuration, so an estimator refusing it fails here.
         _quiet(estimator)
-        if learns_natively(estimator, "semi"):  # as _teacher_data sends it
+        if learns_semi_supervised(estimator):  # as _teacher_data sends it
             targets, fit_params = _semi_supervised_targets(_num_samples(X), n_classes), {}
         else:
             targets = trial_codes(_num_samples(X), n_classes)

@@ -396,11 +396,21 @@ class FitSemiTeacher(FitSemiStudent):
         return np.full(len(X), self.majority_)
 
 
+class SpreadingTeacher(LabelSpreading):
+    """scikit-learn's LabelSpreading (semi-supervised through ``fit``), recording its targets."""
+
+    def fit(self, X, y):
+        RECORDS.append(("teacher", np.asarray(X)[:, 0].astype(int), np.asarray(y).copy()))
+        return super().fit(X, y)
+
+
 @pytest.mark.filterwarnings("ignore:.*same label:UserWarning")
-def test_a_fit_semi_teacher_reads_its_part_and_sees_every_other_row_unlabeled():
+@pytest.mark.parametrize("teacher", [FitSemiTeacher(), SpreadingTeacher(kernel="knn")],
+                         ids=["fit_semi", "LabelSpreading"])
+def test_a_semi_supervised_teacher_reads_its_part_and_sees_every_other_row_unlabeled(teacher):
     X, y = _indexed()
     RECORDS.clear()
-    PATEClassifier(FitSemiTeacher(), student=LogisticRegression(), n_teachers=4, n_queries=20,
+    PATEClassifier(teacher, student=LogisticRegression(), n_teachers=4, n_queries=20,
                    aggregator="gnmax", epsilon=100.0, classes=[0, 1], random_state=0).fit(X, y)
     teachers = [r for r in RECORDS if r[0] == "teacher"][1:]  # after the trial fit
     assert len(teachers) == 4
@@ -411,6 +421,15 @@ def test_a_fit_semi_teacher_reads_its_part_and_sees_every_other_row_unlabeled():
         np.testing.assert_array_equal(targets[part], y[part])
         labelled.append(part)
     np.testing.assert_array_equal(np.sort(np.concatenate(labelled)), np.arange(len(y)))
+
+
+def test_a_semi_supervised_teacher_is_tried_on_every_row_not_on_a_part():
+    # Parts of 5 rows, fewer than the graph's 10 neighbours: the teachers are
+    # fitted on all 200 rows, and so is the label-free trial (it failed on 5).
+    X, y = make_circle_gaussians(200, 2, sigma=0.2, random_state=0)
+    clf = PATEClassifier(LabelSpreading(kernel="knn", n_neighbors=10), n_teachers=40,
+                         n_queries=30, epsilon=8.0, classes=[0, 1], random_state=0).fit(X, y)
+    assert clf.n_teachers_ == 40 and clf.score(X, y) > 0.8
 
 
 def test_a_selection_noise_that_drowns_the_threshold_is_announced():
