@@ -53,7 +53,7 @@ best ``k`` (on test data) on average, where ``k = 10`` lost up to 30 points at
 classes, which only labels could reveal; a user who knows better passes an
 estimator. Its known miss is the smallest data: on 100 rows of two classes
 at ``epsilon = 1``, ALIBI's best ``k`` is about 5 (0.655 against the rule's
-25, 0.546; majority 0.502), but a cap tight enough for that, ``n / (4 K)``,
+25, 0.583 over 21 seeds; majority 0.502), but a cap tight enough for that, ``n / (4 K)``,
 costs randomized response and vector approximation 7 to 11 points on the
 digits at ``epsilon <= 1`` (0.680 to 0.585 and 0.767 to 0.693 at
 ``epsilon = 1``), where 62 neighbours beat 31: no public quantity tells the
