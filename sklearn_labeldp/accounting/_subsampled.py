@@ -29,6 +29,8 @@ import logging
 import math
 from numbers import Integral, Real
 
+import numpy as np
+
 from ..utils import check_option, check_positive, check_unit_interval
 from ._group_privacy import group_privacy_example_budget
 
@@ -131,12 +133,17 @@ def _epsilon(noise_multiplier, sample_rate, steps, delta, method, discretization
     event = _dp_event(noise_multiplier, sample_rate, steps)
     # dp-accounting logs a warning for each fractional Renyi order whose series it
     # cannot sum; it leaves that order out of the minimum, which stays a valid bound.
+    # At an epsilon in the hundreds a ratio of PLD masses can pass e^709, and numpy
+    # warns of the overflow: the ratio becomes inf, so the epsilon returned is inf
+    # (a probe judged infeasible: more noise), never too small. Silenced: it alarms
+    # a user of DPSGDClassifier(epsilon=500) about nothing.
     absl = logging.getLogger("absl")
     level = absl.level
     absl.setLevel(logging.ERROR)
     try:
         accountant = _accountant(method, discretization)
-        return max(0.0, float(accountant.compose(event).get_epsilon(delta)))
+        with np.errstate(over="ignore"):
+            return max(0.0, float(accountant.compose(event).get_epsilon(delta)))
     finally:
         absl.setLevel(level)
 
