@@ -109,6 +109,11 @@ class _DetachedLedger:
     records = rows = append_if = _refuse
 
 
+def _is_lock_error(exc):
+    """Whether an SQLite error says another connection holds the database's lock."""
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
 def _enter_wal_mode(conn, timeout):
     """Switch ``conn``'s database to WAL mode, waiting up to ``timeout`` s for other openers.
 
@@ -123,7 +128,7 @@ def _enter_wal_mode(conn, timeout):
         try:
             return conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
         except sqlite3.OperationalError as exc:
-            if not ("locked" in str(exc) or "busy" in str(exc)) or time.monotonic() >= deadline:
+            if not _is_lock_error(exc) or time.monotonic() >= deadline:
                 raise
         time.sleep(pause)
         pause = min(2 * pause, 0.05)
@@ -165,7 +170,7 @@ class _SQLiteLedger:
                 conn.execute("ROLLBACK")
                 raise
         except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
+            if _is_lock_error(exc):
                 raise RuntimeError(
                     f"the budget ledger {path!r} stayed locked by another process for "
                     f"{timeout} s: {exc}"
