@@ -87,6 +87,27 @@ def quick_trial(estimator):
     return estimator
 
 
+def quiet(estimator):
+    """Set ``verbose=0`` on ``estimator`` and on every nested estimator that has it.
+
+    For an estimator fitted inside a mechanism, or whose number of fits is a
+    secret (random stopping's rounds): what it prints (an ``MLPClassifier``'s
+    loss per iteration, a network's epoch table) is computed from true labels,
+    and a progress bar of this library inside it (a nested meta-estimator's)
+    writes to the public stderr, the one stream the seal leaves open, so that
+    its count of bars would tell how often it was fitted. The seal drops the
+    rest; a quiet estimator does not compute it in the first place.
+    """
+    loud = [
+        key
+        for key, value in estimator.get_params(deep=True).items()
+        if (key == "verbose" or key.endswith("__verbose")) and value != 0
+    ]
+    if loud:
+        estimator.set_params(**dict.fromkeys(loud, 0))
+    return estimator
+
+
 def check_classes(classes):
     """The label set as a sorted 1-d array of at least two distinct labels."""
     classes = np.asarray(classes)
@@ -455,13 +476,16 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
     def _default_estimator(self):
         """The base estimator used when ``estimator=None``."""
 
-    @abstractmethod
     def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
         """Fit ``estimator`` on label-free targets of the kind the mechanism produces.
 
-        ``full_size`` says whether ``X`` is as large as the smallest training
-        set of the real fit, so size-dependent steps can be tried too.
+        Called by the base's :meth:`_check_before_charge`; a subclass that
+        overrides that with a trial of its own (PATE tries one teacher on the
+        data a teacher gets) need not define it. ``full_size`` says whether
+        ``X`` is as large as the smallest training set of the real fit, so
+        size-dependent steps can be tried too.
         """
+        raise NotImplementedError(f"{type(self).__name__} defines no trial targets.")
 
     def _trial_rows(self, plan):
         """Rows of the smallest training set the real fit gives the base estimator."""
@@ -541,16 +565,28 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
         rows = trial_rows(X, n_rows)
         estimator = seed_estimator(clone(self._get_estimator()), np.random.default_rng(0))
         quick_trial(estimator)
+        self._trial_fit(
+            estimator,
+            f"{n_rows} public rows",
+            lambda: self._fit_trial_targets(
+                estimator,
+                _safe_indexing(X, rows),
+                n_classes,
+                subset_fit_params(fit_params, rows, _num_samples(X)),
+                full_size=n_rows == smallest,
+            ),
+        )
+
+    def _trial_fit(self, estimator, where, fit):
+        """Run ``fit()``, a label-free trial of ``estimator`` on ``where``, warnings ignored.
+
+        Its failure becomes the configuration error that says no budget was
+        spent (it is raised before the charge).
+        """
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                self._fit_trial_targets(
-                    estimator,
-                    _safe_indexing(X, rows),
-                    n_classes,
-                    subset_fit_params(fit_params, rows, _num_samples(X)),
-                    full_size=n_rows == smallest,
-                )
+                fit()
         except Exception as exc:
             hint = ""
             if is_regressor(estimator) and not get_tags(estimator).target_tags.multi_output:
@@ -563,7 +599,7 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
             error = TrialTypeError if isinstance(exc, TypeError) else ValueError
             raise error(
                 f"{type(self).__name__}: the base estimator (parameter `estimator`, "
-                f"{type(estimator).__name__}) failed a trial fit on {n_rows} public rows "
+                f"{type(estimator).__name__}) failed a trial fit on {where} "
                 f"with label-free targets, so no budget was spent: {exc}{hint}"
             ) from exc
 

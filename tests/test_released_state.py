@@ -542,7 +542,7 @@ class LeakyClassifier(DecisionTreeClassifier):
 
     As a PATE teacher it reads true labels inside the release, where the seal
     must silence its print (Python and fd level), warning and log line, and
-    (``fail=True``) replace its exception by a fixed, label-free one.
+    (``fail=True``) turn its exception into the teacher's abstention.
     """
 
     def __init__(self, *, max_depth=3, fail=False):
@@ -669,8 +669,10 @@ def test_release_follows_the_allowlist(case, capfd, caplog):
     emitted = diff_emissions(first, second)
     assert not emitted, f"{case}: what fit emits depends on a label:\n" + "\n".join(emitted)
     assert "teacher labels" not in repr(first.emitted), first.emitted  # LeakyClassifier's text
-    if case == "pate_failing_teacher":  # the case exists to attack the error path
-        assert first.model is None and first.emitted["error"][0][0] == "ReleaseError"
+    if case == "pate_failing_teacher":  # the case attacks the failure path
+        # Every teacher raises and abstains: a fitted model, no error (up to commit
+        # 05b8ffa a ReleaseError after the charge, whose occurrence could follow a label).
+        assert first.model is not None and not first.emitted["error"]
     assert (first.model is None) == (second.model is None)
     if first.model is None:
         return

@@ -14,14 +14,14 @@ from sklearn.utils._param_validation import HasMethods, Interval, RealNotInt, St
 from sklearn.utils.validation import _num_samples
 
 from .._base import (
-    _TRIAL_ROWS,
     BaseLabelDPMetaClassifier,
     CodeClassifierPredictMixin,
+    _rows_with_missing_values,
     quick_trial,
+    quiet,
     seed_estimator,
     subset_fit_params,
     trial_codes,
-    trial_rows,
 )
 from .._target_adapters import (
     fit_semi_supervised_targets,
@@ -33,42 +33,17 @@ from ._aggregators import AGGREGATORS, VoteSetting
 
 __all__ = ["PATEClassifier"]
 
-# The one error a failed teacher becomes, in the worker and here. Fixed and
-# free of numbers: the teacher's own exception (its type, text, traceback)
-# may hold values computed from its part's labels.
+# The error raised when a teacher's worker fails outside the teacher (a teacher that
+# raises abstains instead, see _teacher_votes). Fixed and free of numbers: an
+# exception's type, text and traceback may hold values computed from the labels.
 _TEACHER_FAILURE = (
-    "PATEClassifier: a teacher failed while fitting on its part or voting on the "
-    "queries. Its error is withheld, since it may depend on the private labels, "
-    "and the budget charged for this fit stays spent. Fit the teacher (parameter "
-    "`estimator`) on public data to find the cause."
+    "PATEClassifier: the work around a teacher (sending it its part, collecting its "
+    "votes) failed after the budget was charged. Its error is withheld, since it may "
+    "depend on the private labels, and the budget stays spent."
 )
 
-
-def _quiet(estimator):
-    """Set ``verbose=0`` on ``estimator`` and on every nested estimator that has it.
-
-    A teacher's progress output (an ``MLPClassifier``'s loss per iteration, a
-    network's epoch table) is computed from its part's true labels. The seal
-    drops it; a quiet teacher does not compute it in the first place, and a
-    progress bar of this library inside a teacher (a nested PATE's) does not
-    write to the public stderr, the one stream the seal leaves open.
-    """
-    loud = [
-        key
-        for key, value in estimator.get_params(deep=True).items()
-        if (key == "verbose" or key.endswith("__verbose")) and value != 0
-    ]
-    if loud:
-        estimator.set_params(**dict.fromkeys(loud, 0))
-    return estimator
-
-
-def _semi_supervised_targets(n_rows, n_classes):
-    """Label-free trial targets for a semi-supervised fit: the first ``2 n_classes``
-    rows labeled (every class twice), the others ``-1``."""
-    targets = trial_codes(n_rows, n_classes)
-    targets[2 * n_classes :] = -1
-    return targets
+# A teacher's vote that counts for no class: the vote of a teacher that failed.
+ABSTAIN = -1
 
 
 # The "auto" rule of the teacher and query counts (see _auto_teachers_and_queries).
@@ -135,13 +110,15 @@ def _auto_teachers_and_queries(n_samples, n_classes, noise_std, n_teachers, n_qu
 
 
 def _teacher_data(teacher, X, part, codes_part, fit_params, n_samples):
-    """What one teacher trains on: its part, or for a semi-supervised teacher
-    (FixMatch: PATE-FM, Malek et al. 2021; scikit-learn's ``LabelSpreading``,
-    ``LabelPropagation`` or ``SelfTrainingClassifier``) every training input
-    with ``-1`` as the label outside its part (under label DP the features are
-    public; only its part's labels are read). Only such a teacher is sent all
-    of ``X``, and it gets no routed ``fit`` metadata, which is per row of its
-    part."""
+    """What one teacher (or the student, whose part is the queries) trains on.
+
+    Its part, or for a semi-supervised teacher (FixMatch: PATE-FM, Malek et
+    al. 2021; scikit-learn's ``LabelSpreading``, ``LabelPropagation`` or
+    ``SelfTrainingClassifier``) every training input with ``-1`` as the label
+    outside its part (under label DP the features are public; only its part's
+    labels are read). Only such a teacher is sent all of ``X``, and it gets no
+    routed ``fit`` metadata, which is per row of its part.
+    """
     if not learns_semi_supervised(teacher):
         return _safe_indexing(X, part), codes_part, subset_fit_params(fit_params, part, n_samples)
     targets = np.full(_num_samples(X), -1, dtype=np.intp)
@@ -149,8 +126,41 @@ def _teacher_data(teacher, X, part, codes_part, fit_params, n_samples):
     return X, targets, {}
 
 
-def _teacher_votes(teacher, X_train, targets, fit_params, X_queries):
+def _stand_in(targets, n_classes):
+    """``targets`` with the labeled entries replaced by the label-free trial codes.
+
+    What a teacher whose part holds a single class is fitted on: the same
+    rows, the same unlabeled ``-1`` entries, and codes ``0, 1, ..., K - 1, 0,
+    ...`` in place of its labels, so that it does the work of any other
+    teacher (see :func:`_teacher_votes`).
+    """
+    stand_in = np.array(targets, dtype=np.intp)
+    labeled = stand_in >= 0
+    stand_in[labeled] = trial_codes(int(labeled.sum()), n_classes)
+    return stand_in
+
+
+def _teacher_votes(teacher, X_train, targets, fit_params, X_queries, n_classes):
     """Fit one teacher on its data and return its votes on the queries.
+
+    The work does not depend on the labels (Papernot et al. 2017's sensitivity
+    argument needs only the votes to; the attacker also sees the work):
+
+    - a teacher with fewer than two labeled rows (a public fact: its part's
+      size) votes its label without a fit;
+    - any other teacher is fitted and then predicts on the queries. When its
+      part's labels are all one class (which many classifiers refuse), it is
+      fitted on label-free stand-in codes (:func:`_stand_in`) and its votes
+      are then that class;
+    - a teacher whose fit or prediction raises, or whose votes are not one
+      code it was trained on per query, abstains: every vote is
+      :data:`ABSTAIN`, which counts for no class.
+
+    A label change alters one teacher's training targets, so it changes that
+    teacher's votes only, whichever of these cases each world falls in: on each
+    query's histogram one vote moves between two bins, or one bin gains or loses
+    a vote (a teacher that abstains in one world), within the sensitivity the
+    aggregator's noise covers.
 
     Only the votes leave the worker: the fitted teacher (a clone, so the
     unfitted template passed in is left untouched), a non-private function of
@@ -159,20 +169,25 @@ def _teacher_votes(teacher, X_train, targets, fit_params, X_queries):
     (warnings, output on file descriptors 1 and 2, log records, its error)
     stays in the process that runs it, a loky or Dask worker included.
     """
-    seen = np.unique(targets[targets >= 0])
-    if seen.size == 1:  # many classifiers refuse one class; its vote is that class
-        return np.full(_num_samples(X_queries), seen[0], dtype=np.intp)
-    # A teacher that is not semi-supervised natively has only labeled rows.
-    fitted = fit_semi_supervised_targets(clone(teacher), X_train, targets, fit_params)
-    votes = np.asarray(fitted.predict(X_queries))
-    # One vote per query, a code the teacher was trained on: anything else would
-    # land in another query's histogram and break the sensitivity the noise covers.
-    if votes.shape != (_num_samples(X_queries),) or not np.isin(votes, seen).all():
-        raise ValueError(
-            f"the teacher {type(teacher).__name__} predicted values other than the class "
-            "codes it was fitted on; PATE needs a classifier as `estimator`."
-        )
-    return votes.astype(np.intp)
+    n_queries = _num_samples(X_queries)
+    labeled = targets[targets >= 0]
+    seen = np.unique(labeled)
+    if labeled.size < 2:
+        return np.full(n_queries, seen[0], dtype=np.intp)
+    one_class = seen.size == 1
+    fit_targets = _stand_in(targets, n_classes) if one_class else targets
+    try:
+        fitted = fit_semi_supervised_targets(clone(teacher), X_train, fit_targets, fit_params)
+        votes = np.asarray(fitted.predict(X_queries))
+        # One vote per query, a code the teacher was trained on: anything else would
+        # land in another query's histogram and break the sensitivity the noise covers.
+        valid = votes.shape == (n_queries,) and bool(
+            np.isin(votes, fit_targets[fit_targets >= 0]).all())
+    except Exception:  # noqa: BLE001 - a failure is a fixed output, not an abort
+        valid = False
+    if one_class:
+        return np.full(n_queries, seen[0], dtype=np.intp)
+    return votes.astype(np.intp) if valid else np.full(n_queries, ABSTAIN, dtype=np.intp)
 
 
 def _pate_release(
@@ -193,18 +208,17 @@ def _pate_release(
     sealed_teacher = SealedCall(_teacher_votes, failure=_TEACHER_FAILURE)
     teacher_votes = Parallel(n_jobs=n_jobs, return_as="generator")(
         delayed(sealed_teacher)(
-            teacher, *_teacher_data(teacher, X, part, codes[part], fit_params, n_samples), X_queries
+            teacher, *_teacher_data(teacher, X, part, codes[part], fit_params, n_samples),
+            X_queries, n_classes,
         )
         for teacher, part in zip(teachers, parts, strict=True)
     )
-    votes_per_teacher = list(
+    votes = np.concatenate(list(
         progress(teacher_votes, total=len(teachers), desc="PATE teachers", enabled=verbose > 0)
-    )
-    flat = np.concatenate(votes_per_teacher) + np.tile(
-        np.arange(queries.size) * n_classes, len(teachers)
-    )
-    votes = np.bincount(flat, minlength=queries.size * n_classes)
-    return aggregate(votes.reshape(queries.size, n_classes))
+    ))
+    bins = votes + np.tile(np.arange(queries.size) * n_classes, len(teachers))
+    histograms = np.bincount(bins[votes != ABSTAIN], minlength=queries.size * n_classes)
+    return aggregate(histograms.reshape(queries.size, n_classes))
 
 
 class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
@@ -228,7 +242,10 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
       as if every query were answered.
 
     A label change alters one teacher's training set, so at most one vote per
-    query moves between two bins: that is the sensitivity the noise covers.
+    query moves between two bins, or, when that teacher fails in one world and
+    abstains, one bin gains or loses a vote (L1 and L2 change 1, within the
+    sqrt 2 of a moved vote; the top count moves by at most 1 either way): that
+    is the sensitivity the noise covers.
     The noise is calibrated from the target ``epsilon`` (and ``delta`` for the
     Gaussian aggregators) and the number of queries; the guarantee is
     data-independent. The student, a clone of ``student``, learns from the
@@ -254,14 +271,18 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         part's labels and every other training input unlabeled (``-1``);
         routed ``fit`` metadata then does not reach it. On small data whose
         classes form clusters this is what lets each of many teachers be
-        accurate (see the user guide). A part whose labels are all one class votes
-        for that class without a fit. ``sample_weight`` and routed ``fit``
+        accurate (see the user guide). ``sample_weight`` and routed ``fit``
         metadata go to the teachers, each getting its part's rows. The
         teachers run with ``verbose=0`` (nested estimators' too) and sealed,
         in the worker that fits them: their warnings, printed output and log
-        records are dropped, and a teacher's error becomes a
-        :class:`~sklearn_labeldp.exceptions.ReleaseError` with a fixed
-        message, raised after the charge.
+        records are dropped. What a teacher does does not depend on the
+        labels: every teacher with two rows or more is fitted and votes (a
+        part whose labels are all one class is fitted on label-free stand-in
+        codes, and its votes are then that class; a part of one row votes its
+        label), and a teacher whose fit or prediction raises abstains (casts
+        no vote) instead of ending the fit. One teacher, on the smallest part
+        (or one holding a missing value), is tried on label-free codes before
+        the charge, so a teacher that cannot fit a part costs nothing.
     student : classifier, default=None
         Fitted on the answered labels; ``None`` means a clone of the teacher.
         It counts as semi-supervised (and gets all training inputs, ``-1`` for
@@ -320,7 +341,9 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     verbose : int, default=0
         Above 0, a tqdm progress bar over the teachers (the ``dask`` extra
         installs tqdm), written to the real stderr: how many are done and the
-        time taken, which says nothing about the labels. It does not reach
+        time taken. The count is public; the times are a teacher's run time,
+        which can follow its part's labels (an optimiser's iterations to
+        converge: see the privacy page's residual channels). It does not reach
         the teachers, which always run with ``verbose=0``.
 
     Attributes
@@ -488,54 +511,76 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     def _final_estimator_template(self):
         return self._get_student()
 
-    def _trial_rows(self, plan):
-        # A semi-supervised teacher is fitted on every row (None: all of X), as
-        # _teacher_data sends it. Otherwise a one-row part votes its label
-        # without a fit: the smallest part a teacher is fitted on has two rows or more.
-        if learns_semi_supervised(self._get_estimator()):
-            return None
-        return min(part.size for part in plan["parts"] if part.size >= 2)
+    def _try_teacher(self, X, n_classes, plan, fit_params):
+        """Fit one teacher on what a teacher gets, with label-free codes, and let it vote.
 
-    def _fit_trial_targets(self, estimator, X, n_classes, fit_params, *, full_size):
-        # The teachers run with every `verbose` at 0 (see _quiet_teacher): the
-        # trial fits that configuration, so an estimator refusing it fails here.
-        _quiet(estimator)
-        if learns_semi_supervised(estimator):  # as _teacher_data sends it
-            targets, fit_params = _semi_supervised_targets(_num_samples(X), n_classes), {}
-        else:
-            targets = trial_codes(_num_samples(X), n_classes)
-        fit_semi_supervised_targets(estimator, X, targets, fit_params)
-        estimator.predict(_safe_indexing(X, [0]))
+        The teachers' template (quiet, see :meth:`_quiet_teacher`) is fitted on
+        a part that a teacher is fitted on (a part of one row votes its label
+        without a fit), as :func:`_teacher_data` sends it: the part's rows, or
+        every row with ``-1`` outside the part for a semi-supervised teacher,
+        the part's rows coded ``0, 1, ..., K - 1, 0, ...``; then it votes on
+        the queries, and its votes must be such codes. The part is one holding
+        a row with a missing or infinite value where there is one, else the
+        smallest. So a teacher that can fit its real part is not refused for
+        want of rows, and one that cannot fit a part, or does not vote class
+        codes, fails here, before the charge; after it, such a teacher would
+        abstain (:func:`_teacher_votes`). Only its number of training epochs is
+        cut to one (:func:`quick_trial`).
+        """
+        fitted_parts = [part for part in plan["parts"] if part.size >= 2]
+        if not fitted_parts:
+            return
+        # A part holding a row with a missing value, if any (a teacher that refuses
+        # such rows must fail here, not abstain after the charge), else the smallest.
+        missing = _rows_with_missing_values(X)
+        part = next((part for part in fitted_parts if np.isin(part, missing).any()),
+                    min(fitted_parts, key=len))
+        teacher = quick_trial(seed_estimator(clone(plan["teacher"]), np.random.default_rng(0)))
+        X_train, targets, params = _teacher_data(
+            teacher, X, part, trial_codes(part.size, n_classes), fit_params, _num_samples(X))
+        X_queries = _safe_indexing(X, plan["queries"])
+
+        def vote():
+            votes = np.asarray(
+                fit_semi_supervised_targets(teacher, X_train, targets, params).predict(X_queries))
+            if votes.shape != (_num_samples(X_queries),) or not np.isin(votes, targets).all():
+                raise ValueError(
+                    "its votes on the queries are not one class code it was fitted on per "
+                    "query; PATE needs a classifier as `estimator`."
+                )
+
+        self._trial_fit(teacher, f"the {part.size} rows of a teacher's part", vote)
 
     def _check_before_charge(self, X, n_classes, plan, fit_params):
-        """Trial-fit a teacher (base template) and the student on label-free targets."""
+        """Trial-fit a teacher (see :meth:`_try_teacher`) and the student on label-free targets."""
         for name, model in (("estimator", self._get_estimator()), ("student", self._get_student())):
             if not is_classifier(model):
                 raise ValueError(
                     f"{type(self).__name__}: `{name}` must be a classifier, whose votes or "
                     f"predictions are class labels; got {type(model).__name__}."
                 )
-        if any(part.size >= 2 for part in plan["parts"]):
-            super()._check_before_charge(X, n_classes, plan, fit_params)
+        self._try_teacher(X, n_classes, plan, fit_params)
         if plan["queries"].size < 2:
             return  # one answer is one class: the student is then a constant classifier
+        # The student gets what the real fit gives it (see _fit_private): the
+        # queries' rows, or every row with -1 outside the queries.
         student = quick_trial(
             seed_estimator(clone(self._get_student()), np.random.default_rng(0))
         )
-        semi = learns_semi_supervised(student)
-        n_rows = min(_num_samples(X) if semi else plan["queries"].size, _TRIAL_ROWS)
-        targets = (_semi_supervised_targets if semi else trial_codes)(n_rows, n_classes)
+        queries = plan["queries"]
+        X_student, targets, _ = _teacher_data(
+            student, X, queries, trial_codes(queries.size, n_classes), {}, _num_samples(X))
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                trial_X = _safe_indexing(X, trial_rows(X, n_rows))
-                fit_semi_supervised_targets(student, trial_X, targets, {})
-                student.predict(_safe_indexing(trial_X, [0]))
+                fit_semi_supervised_targets(student, X_student, targets, {})
+                student.predict(_safe_indexing(X_student, [0]))
         except Exception as exc:
             raise ValueError(
                 f"{type(self).__name__}: the student (parameter `student`, "
-                f"{type(student).__name__}) failed a trial fit on {n_rows} public rows "
-                f"with label-free targets, so no budget was spent: {exc}"
+                f"{type(student).__name__}) failed a trial fit on the rows it gets "
+                f"({_num_samples(X_student)}) with label-free targets, so no budget was "
+                f"spent: {exc}"
             ) from exc
 
     def _quiet_teacher(self):
@@ -547,7 +592,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         post-processing and it keeps the user's configuration.
         """
         try:
-            return _quiet(clone(self._get_estimator()))
+            return quiet(clone(self._get_estimator()))
         except Exception as exc:
             raise ValueError(
                 f"{type(self).__name__}: the teacher (parameter `estimator`, "

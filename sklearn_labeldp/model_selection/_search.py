@@ -196,7 +196,10 @@ class PrivateGridSearchCV(
         Above 0, a progress bar (tqdm, when installed) counts the candidate
         fits: counts and times only. ``"random_stopping"`` shows none over its
         rounds unless ``publish_rounds=True``: their number is part of what its
-        guarantee keeps secret.
+        guarantee keeps secret. The candidates of ``"holdout"`` and
+        ``"random_stopping"`` run with every ``verbose`` at 0 whatever theirs
+        (their own bars would count the rounds), and so does the returned
+        ``best_estimator_``.
     accountant : BudgetAccountant, default=None
         Charged with the whole spend of the search before any label is used
         (the candidates' own fits are not charged again). ``None`` uses the

@@ -14,9 +14,14 @@ charges the whole spend once, and only then reads labels, through
 each selection is one release whose per-example cost the holder checks
 against the charged total.
 
-What the user sees of the candidates (warnings). The candidate fits and the
-selection run inside the search's releases, sealed: nothing they emit reaches
-the user directly. Only the selected candidate's warnings are re-emitted, and
+What the user sees of the candidates (warnings, output). The candidate fits
+and the selection run inside the search's releases, sealed: nothing they emit
+reaches the user directly. Their own progress bars would (the one channel a
+seal leaves open, see :func:`~sklearn_labeldp.utils.progress`), and in
+``"random_stopping"`` their count would tell the secret number of rounds, so
+the candidates of ``"holdout"`` and ``"random_stopping"`` are fitted with every
+``verbose`` at 0 (:func:`~sklearn_labeldp._base.quiet`); the search's own bar
+counts what is public. Only the selected candidate's warnings are re-emitted, and
 only those it emitted outside its own release: a candidate is a label-DP fit
 whose label-reading part is its own release, so what it emits outside it is
 either a label-free check made before its charge or post-processing of its DP
@@ -41,7 +46,7 @@ from sklearn.model_selection import KFold
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
 
-from .._base import seed_estimator
+from .._base import quiet, seed_estimator
 from .._private_labels import PrivateLabels
 from ..accounting import BudgetAccountant, PrivacyBudget, PrivacySpend
 from ..exceptions import BudgetError
@@ -316,12 +321,12 @@ def fit_holdout(context, X, y, rng):
         "parallel",
         n_candidates=m,
     )
-    context.resolve_accountant().spend(spend)  # BudgetError here: no label read yet
-    labels = PrivateLabels(y, None, spend.epsilon)
     configured = [
-        context.configure(params, epsilon, PrepaidAccountant(plan), child)
+        quiet(context.configure(params, epsilon, PrepaidAccountant(plan), child))
         for params, plan, child in zip(candidates, planned, candidate_rng.spawn(m), strict=True)
     ]
+    context.resolve_accountant().spend(spend)  # BudgetError here: no label read yet
+    labels = PrivateLabels(y, None, spend.epsilon)
     fit_failure = FIT_FAILURE.format(strategy="holdout")
     fitted = labels.release(
         _fit_on_parts, np.concatenate(parts[:m]), privacy_cost=spend.epsilon,
@@ -420,12 +425,14 @@ def fit_random_stopping(context, X, y, rng):
             {"round_epsilon": eps0, "stopping_probability": gamma,
              "theorem": "Liu-Talwar 2019: geometric random stopping, 3 * round_epsilon"},
         )
-    context.resolve_accountant().spend(spend)  # BudgetError here: no label read yet
-    labels = PrivateLabels(y, None, spend.epsilon)
+    # Quiet rounds: a candidate's own progress bar (a meta-estimator's verbose)
+    # would draw once per round and so print T.
     configured = [
-        context.configure(candidates[c], eps0, PrepaidAccountant(planned[c]), child)
+        quiet(context.configure(candidates[c], eps0, PrepaidAccountant(planned[c]), child))
         for c, child in zip(drawn, candidate_rng.spawn(n_rounds), strict=True)
     ]
+    context.resolve_accountant().spend(spend)  # BudgetError here: no label read yet
+    labels = PrivateLabels(y, None, spend.epsilon)
     # One release: the whole loop and the selection are the 3 * eps0-DP algorithm of
     # the theorem, and what leaves it is the winning round only.
     won = labels.release(
