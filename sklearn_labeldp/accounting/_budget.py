@@ -5,11 +5,11 @@ from dataclasses import dataclass, field
 from numbers import Integral
 
 from ..utils import check_nonnegative
-from ._gaussian import gaussian_delta, gaussian_epsilon
+from ._gaussian import gaussian_epsilon
 from ._subsampled import (
-    _check_spend_params,
     _check_subsampled_gaussian,
     subsampled_gaussian_epsilon,
+    subsampled_spend_epsilons,
 )
 
 __all__ = ["PrivacyBudget", "PrivacySpend", "compose_parallel", "compose_sequential"]
@@ -168,20 +168,10 @@ class PrivacySpend:
                 raise ValueError("a leaf PrivacySpend has no parts.")
             if "rho" in self.params:
                 check_nonnegative(self.params["rho"], "params['rho']")
-            for key in ("subsampled_gaussian", "subsampled_gaussian_label"):
+            for key, implied in _DESCRIPTIONS.items():
                 if key in self.params:
-                    _check_spend_params(self.params[key], self.budget, key)
-            if "randomized_response" in self.params:
-                _check_randomized_response(self.params["randomized_response"], self.budget)
-            if "gaussian" in self.params:
-                _check_gaussian(self.params["gaussian"], self.budget)
-            if "laplace" in self.params:
-                _check_laplace(self.params["laplace"], self.budget)
-            if "rappor" in self.params:
-                _check_rappor(self.params["rappor"], self.budget)
-            if "bounded_range" in self.params:
-                _check_pure_description("bounded_range", self.params["bounded_range"],
-                                        self.budget)
+                    _check_described(self.mechanism, key, self.params[key], self.budget,
+                                     implied(self.params[key], self.budget.delta))
             return
         if self.composition not in _COMPOSERS:
             raise ValueError(
@@ -190,10 +180,11 @@ class PrivacySpend:
         if not all(isinstance(p, PrivacySpend) for p in self.parts):
             raise TypeError("parts must be PrivacySpend records.")
         composed = _COMPOSERS[self.composition](p.budget for p in self.parts)
-        if not self.budget.covers(composed):
+        if not _equal(self.budget, composed):
             raise ValueError(
-                f"budget {self.budget} understates the {self.composition} composition "
-                f"of its parts, {composed}."
+                f"budget {self.budget} is not the {self.composition} composition of its "
+                f"parts, {composed}: an inner record's budget is computed from its parts "
+                "(build it with PrivacySpend.compose)."
             )
 
     @property
@@ -433,59 +424,92 @@ class PrivacySpend:
         return cls(mechanism, budget, dict(params), composition, parts)
 
 
-def _check_randomized_response(value, budget):
-    """``(epsilon, n_outputs)`` with ``n_outputs >= 2``, ``epsilon`` at most the record's."""
-    if not isinstance(value, tuple) or len(value) != 2:
-        raise ValueError(
-            f"params['randomized_response'] must be a tuple (epsilon, n_outputs); got {value!r}."
-        )
-    epsilon, n_outputs = value
-    check_nonnegative(epsilon, "params['randomized_response'] epsilon")
-    if isinstance(n_outputs, bool) or not isinstance(n_outputs, Integral) or n_outputs < 2:
-        raise ValueError(f"randomized response needs n_outputs >= 2; got {n_outputs!r}.")
-    if not (math.isfinite(epsilon) and budget.epsilon >= epsilon):
-        raise ValueError(f"budget {budget} understates randomized response at epsilon={epsilon}.")
+# A record's description (the params key naming the mechanism that ran, see
+# _pld.py) is the one source of its budget: each row maps the description's value
+# and the record's delta to the budget(s) it implies, the rule the estimators use
+# to build their records. A record stating any other budget is refused, so that
+# the plain sum (its budget) and the tight composition (its description) can never
+# say different things. Several budgets for one row: a record may be built from
+# any one of them (DP-SGD under add/remove: dp-accounting's RDP or PLD bound).
+# The relative tolerance of the comparison (root finding, a sum of parts).
+_RTOL = 1e-9
 
 
-def _check_gaussian(mu, budget):
-    """``mu >= 0``, and the record's (epsilon, delta) holds for the Gaussian of sensitivity ``mu``.
-
-    The Gaussian's exact privacy profile (Balle and Wang 2018, Thm. 8,
-    :func:`~sklearn_labeldp.accounting.gaussian_delta`).
-    """
-    mu = check_nonnegative(mu, "params['gaussian']")
-    if math.isinf(budget.epsilon):
-        return
-    exact = gaussian_delta(budget.epsilon, mu)
-    if exact > budget.delta * (1 + 1e-9) + 1e-300:
-        raise ValueError(
-            f"budget {budget} understates the Gaussian mechanism of sensitivity {mu} noise "
-            f"stds (its delta at that epsilon is {exact:.3g})."
-        )
+def _equal(budget, other):
+    return math.isclose(budget.epsilon, other.epsilon, rel_tol=_RTOL) and math.isclose(
+        budget.delta, other.delta, rel_tol=_RTOL)
 
 
-def _check_pure_description(key, epsilon, budget):
-    """A pure description's ``epsilon`` is finite and at most the record's."""
+def _pure_epsilon(key, epsilon):
     epsilon = check_nonnegative(epsilon, f"params[{key!r}] epsilon")
-    if not (math.isfinite(epsilon) and budget.epsilon * (1 + 1e-12) >= epsilon):
-        raise ValueError(f"budget {budget} understates {key} at epsilon={epsilon}.")
+    if not math.isfinite(epsilon):
+        raise ValueError(f"params[{key!r}] needs a finite epsilon; got {epsilon!r}.")
+    return float(epsilon)
 
 
-def _check_count(key, count):
-    if isinstance(count, bool) or not isinstance(count, Integral) or count < 1:
-        raise ValueError(f"params[{key!r}] needs an integer count >= 1; got {count!r}.")
-
-
-def _check_laplace(value, budget):
-    """``(epsilon, count)``: ``count`` Laplace releases, each pure ``epsilon``-DP."""
+def _pair(key, value, names):
     if not isinstance(value, tuple) or len(value) != 2:
-        raise ValueError(
-            f"params['laplace'] must be a tuple (epsilon, count); got {value!r}."
-        )
-    _check_count("laplace", value[1])
-    _check_pure_description("laplace", value[0] * value[1], budget)
+        raise ValueError(f"params[{key!r}] must be a tuple ({names}); got {value!r}.")
+    return value
 
 
-def _check_rappor(epsilon, budget):
-    """RAPPOR at ``epsilon`` (two bits at ``epsilon / 2`` move) within the record's budget."""
-    _check_pure_description("rappor", epsilon, budget)
+def _count(key, name, count, minimum):
+    if isinstance(count, bool) or not isinstance(count, Integral) or count < minimum:
+        raise ValueError(f"params[{key!r}] needs an integer {name} >= {minimum}; got {count!r}.")
+    return int(count)
+
+
+def _randomized_response_budgets(value, delta):
+    """K-ary randomized response at ``epsilon``: pure ``epsilon``-DP."""
+    epsilon, n_outputs = _pair("randomized_response", value, "epsilon, n_outputs")
+    _count("randomized_response", "n_outputs", n_outputs, 2)
+    return [PrivacyBudget(_pure_epsilon("randomized_response", epsilon))]
+
+
+def _laplace_budgets(value, delta):
+    """``count`` Laplace releases at ``epsilon`` each: pure ``count * epsilon``-DP."""
+    epsilon, count = _pair("laplace", value, "epsilon, count")
+    return [PrivacyBudget(_pure_epsilon("laplace", epsilon) * _count("laplace", "count", count, 1))]
+
+
+def _pure_budgets(key):
+    return lambda epsilon, delta: [PrivacyBudget(_pure_epsilon(key, epsilon))]
+
+
+def _gaussian_budgets(mu, delta):
+    """The Gaussian of sensitivity ``mu`` stds at the record's delta (Balle and Wang 2018)."""
+    mu = check_nonnegative(mu, "params['gaussian']")
+    return [PrivacyBudget(gaussian_epsilon(mu, delta) if delta > 0 or mu == 0 else math.inf,
+                          delta)]
+
+
+def _subsampled_budgets(key):
+    return lambda value, delta: [
+        PrivacyBudget(epsilon, delta) for epsilon in subsampled_spend_epsilons(value, delta, key)
+    ]
+
+
+_DESCRIPTIONS = {
+    "randomized_response": _randomized_response_budgets,
+    "subsampled_gaussian_label": _subsampled_budgets("subsampled_gaussian_label"),
+    "subsampled_gaussian": _subsampled_budgets("subsampled_gaussian"),
+    "gaussian": _gaussian_budgets,
+    "laplace": _laplace_budgets,
+    "rappor": _pure_budgets("rappor"),
+    "bounded_range": _pure_budgets("bounded_range"),
+}
+
+
+def _check_described(mechanism, key, value, budget, implied):
+    """Refuse a record whose budget is not one that its description implies."""
+    differing = []
+    for other in implied:
+        if _equal(budget, other):
+            return
+        differing.append(str(other))
+    raise ValueError(
+        f"the record {mechanism!r} states {budget}, but its description {key}={value!r} "
+        f"implies {' or '.join(differing)}: a described record's budget is computed from "
+        "its description (the PrivacySpend constructor of that name builds it); leave the "
+        "description out to record an undescribed budget."
+    )

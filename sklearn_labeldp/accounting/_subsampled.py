@@ -802,14 +802,16 @@ def calibrate_bounded_label_change(epsilon, delta, sample_rate, n_steps, norm_bo
 _SPEND_KEYS = {"subsampled_gaussian": None, "subsampled_gaussian_label": _REPLACE_ONE}
 
 
-def _check_spend_params(value, budget, key="subsampled_gaussian"):
-    """Validate a record's ``params[key]`` against its budget.
+def subsampled_spend_epsilons(value, delta, key="subsampled_gaussian"):
+    """The epsilons at ``delta`` that a record described by ``params[key] = value`` may state.
 
-    ``key`` is ``"subsampled_gaussian"`` (add/remove one example: the budget
-    must be at least what the RDP or the PLD accountant gives at its delta) or
-    ``"subsampled_gaussian_label"`` (a label change: at least the replace-one
-    PLD epsilon). Returns the validated ``(noise_multiplier, sample_rate,
-    steps)``; raises ``ValueError`` if the recorded epsilon is below the bound.
+    ``key`` is ``"subsampled_gaussian"`` (add/remove one example: the RDP or
+    the PLD accountant's bound, whichever the record was built with) or
+    ``"subsampled_gaussian_label"`` (a label change: the replace-one PLD
+    bound). Both sit above the exact value by design (pessimistic
+    discretisation, Renyi DP's conversion). Yields them lazily, the cheap RDP
+    bound first, after validating ``value = (noise_multiplier, sample_rate,
+    steps)``.
     """
     if not isinstance(value, tuple) or len(value) != 3:
         raise ValueError(
@@ -817,16 +819,10 @@ def _check_spend_params(value, budget, key="subsampled_gaussian"):
             f"steps); got {value!r}."
         )
     value = _check_subsampled_gaussian(*value)
-    delta = check_unit_interval(budget.delta, "delta")
-    # The cheap RDP bound first; PLD (usually tighter) only if the record is below it.
+    delta = check_unit_interval(delta, "delta")
     methods = SUBSAMPLED_GAUSSIAN_METHODS if _SPEND_KEYS[key] is None else (_SPEND_KEYS[key],)
-    if not any(budget.epsilon >= _epsilon(*value, delta, method) for method in methods):
-        raise ValueError(
-            f"budget {budget} understates the subsampled Gaussian mechanism "
-            f"(noise_multiplier, sample_rate, steps) = {value} at delta={delta} "
-            f"({'add/remove' if _SPEND_KEYS[key] is None else 'label change'})."
-        )
-    return value
+    for method in methods:
+        yield _epsilon(*value, delta, method)
 
 
 def _spend_event(spend):

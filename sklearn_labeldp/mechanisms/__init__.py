@@ -38,7 +38,13 @@ from ._pate import (
 from ._randomized_response import randomized_response, randomized_response_distribution
 from ._rappor import debias_rappor, rappor, rappor_distribution, rappor_probabilities
 from ._regression import optimal_bins, rr_on_bins, rr_on_bins_distribution
-from ._regression_noise import gaussian_label, laplace_label, staircase_gamma, staircase_label
+from ._regression_noise import (
+    gaussian_label,
+    gaussian_label_sigma,
+    laplace_label,
+    staircase_gamma,
+    staircase_label,
+)
 from ._rr_with_prior import (
     optimal_top_k,
     rr_top_k,
@@ -57,6 +63,7 @@ __all__ = [
     "confident_gnmax_spend",
     "debias_rappor",
     "gaussian_label",
+    "gaussian_label_sigma",
     "gaussian_one_hot",
     "gaussian_posterior",
     "gnmax",

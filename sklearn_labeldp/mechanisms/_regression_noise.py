@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..accounting import gaussian_sigma_for_approx_dp
+from ..accounting import calibrate_gaussian_sigma, gaussian_sigma_for_approx_dp
 from ..utils import check_finite, check_generator, check_option, check_positive, is_dask
 from ._dask import map_mechanism
 from ._regression import _LOSSES, _check_label_range, _clipped_labels
@@ -124,15 +124,41 @@ def laplace_label(y, *, epsilon, label_range, random_state=None):
     return _release_on_lattice(y, noise, label_range)
 
 
+def gaussian_label_sigma(epsilon, delta, sensitivity, method="cks"):
+    """The noise std :func:`gaussian_label` draws for labels of range width ``sensitivity``.
+
+    ``method="exact"``: the least noise by the Gaussian's exact privacy profile
+    (Balle and Wang 2018); ``"cks"`` or ``"classic"``: through zCDP (see
+    :func:`~sklearn_labeldp.accounting.gaussian_sigma_for_approx_dp`).
+
+    Raises
+    ------
+    ValueError
+        If no finite noise reaches ``(epsilon, delta)``.
+    """
+    if method == "exact":
+        sigma = calibrate_gaussian_sigma(epsilon, delta, sensitivity**2)
+    else:
+        sigma = gaussian_sigma_for_approx_dp(epsilon, delta, sensitivity=sensitivity,
+                                             method=method)
+    if not math.isfinite(sigma):
+        raise ValueError(f"epsilon={epsilon!r} is too small for any finite Gaussian noise "
+                         f"at delta={delta!r}.")
+    return sigma
+
+
 def gaussian_label(y, *, epsilon, delta, label_range, method="cks", random_state=None):
     """Gaussian mechanism on labels clipped to ``label_range``.
 
     Clipped labels have L2 sensitivity ``high - low``; the noise standard
-    deviation is the smallest that makes the release (eps, delta)-label-DP
-    through zero-concentrated DP (:func:`~sklearn_labeldp.accounting.gaussian_sigma_for_approx_dp`,
-    Bun and Steinke 2016, with the conversion of Canonne, Kamath and Steinke
-    2020 for ``method="cks"``). Releases are rounded to a lattice as in
-    :func:`laplace_label`.
+    deviation is the smallest that makes the release (eps, delta)-label-DP,
+    by the Gaussian's exact privacy profile for ``method="exact"``
+    (:func:`~sklearn_labeldp.accounting.calibrate_gaussian_sigma`, Balle and
+    Wang 2018), or through zero-concentrated DP
+    (:func:`~sklearn_labeldp.accounting.gaussian_sigma_for_approx_dp`, Bun and
+    Steinke 2016, with the conversion of Canonne, Kamath and Steinke 2020 for
+    ``method="cks"``), which needs more noise. Releases are rounded to a
+    lattice as in :func:`laplace_label`.
 
     Parameters
     ----------
@@ -144,8 +170,10 @@ def gaussian_label(y, *, epsilon, delta, label_range, method="cks", random_state
         In (0, 1).
     label_range : tuple (low, high)
         Public range of the labels, ``low < high``.
-    method : {"cks", "classic"}, default="cks"
-        The zCDP to (eps, delta) conversion.
+    method : {"cks", "classic", "exact"}, default="cks"
+        The calibration: the exact profile, or a zCDP to (eps, delta)
+        conversion (:class:`~sklearn_labeldp.regression.NoisyLabelRegressor`
+        uses ``"exact"``).
     random_state : None, "secure", int or numpy.random.Generator, default=None
         Source of the noise: fresh entropy for ``None`` and ``"secure"``; an
         int or ``Generator`` is a replay key, as secret as the labels (see
@@ -175,11 +203,7 @@ def gaussian_label(y, *, epsilon, delta, label_range, method="cks", random_state
         return map_mechanism(gaussian_label, y, random_state=random_state, epsilon=epsilon,
                              delta=delta, label_range=label_range, method=method)
     label_range = _check_label_range(label_range)
-    sigma = gaussian_sigma_for_approx_dp(
-        epsilon, delta, sensitivity=label_range[1] - label_range[0], method=method
-    )
-    if not math.isfinite(sigma):
-        raise ValueError(f"epsilon={epsilon!r} is too small for any finite Gaussian noise.")
+    sigma = gaussian_label_sigma(epsilon, delta, label_range[1] - label_range[0], method)
     _lattice_step(label_range)
     y = _clipped_labels(y, label_range)
     rng = check_generator(random_state)

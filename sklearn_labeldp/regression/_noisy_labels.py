@@ -7,7 +7,6 @@ unbiased randomizer of Badanidiyuru et al. (2023). The prior of the first two
 is public, or a DP histogram of the labels that spends part of the budget.
 """
 
-import math
 import warnings
 from numbers import Integral, Real
 
@@ -38,9 +37,10 @@ from .._target_adapters import (
     TargetReuseMixin,
     affine_debias,
 )
-from ..accounting import PrivacyBudget, PrivacySpend, gaussian_rho, gaussian_sigma_for_approx_dp
+from ..accounting import PrivacyBudget, PrivacySpend, gaussian_rho
 from ..mechanisms import (
     gaussian_label,
+    gaussian_label_sigma,
     laplace_label,
     optimal_bins,
     rr_on_bins,
@@ -352,11 +352,9 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         params = {"mechanism": self.mechanism, "mechanism_epsilon": epsilon}
         width = label_range[1] - label_range[0]
         if self.mechanism == "gaussian":
-            # The noise gaussian_label draws (zCDP calibration).
-            sigma = gaussian_sigma_for_approx_dp(epsilon, self.delta, sensitivity=width)
-            if not math.isfinite(sigma):
-                raise ValueError(f"epsilon={self.epsilon!r} is too small for any finite "
-                                 f"Gaussian noise at delta={self.delta!r}.")
+            # The noise gaussian_label draws, by the exact profile: the record's
+            # budget is then the one its description (gaussian = width / sigma) implies.
+            sigma = gaussian_label_sigma(epsilon, self.delta, width, method="exact")
             params.update(noise_std=sigma, rho=gaussian_rho(width, sigma), gaussian=width / sigma)
         elif self.mechanism == "laplace":
             params["noise_scale"] = width / epsilon
@@ -437,7 +435,7 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         elif self.mechanism == "unbiased":
             kwargs["prior"] = prior
         elif self.mechanism == "gaussian":
-            kwargs["delta"] = self.delta
+            kwargs.update(delta=self.delta, method="exact")
         elif self.mechanism == "staircase":
             kwargs["gamma"] = params["gamma"]
         mechanisms = {"rr_on_bins": rr_on_bins, "unbiased": unbiased_randomizer,

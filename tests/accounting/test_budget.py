@@ -212,16 +212,16 @@ def test_compose_rejects_parts_that_are_not_spends():
         PrivacySpend.compose("x", [PrivacyBudget(1.0)], "sequential")
 
 
-def test_direct_construction_cannot_understate_the_parts():
+def test_direct_construction_states_exactly_what_the_parts_compose_to():
     parts = (PrivacySpend.leaf("RR", 1.0), PrivacySpend.leaf("RR", 2.0, 1e-6))
-    # A record may overstate (be conservative) ...
-    loose = PrivacySpend("x", PrivacyBudget(5.0, 1e-5), {}, "sequential", parts)
-    assert loose.budget == PrivacyBudget(5.0, 1e-5)
-    # ... but never claim less than its parts compose to.
-    with pytest.raises(ValueError, match="understates"):
-        PrivacySpend("x", PrivacyBudget(2.0, 1e-6), {}, "sequential", parts)
-    with pytest.raises(ValueError, match="understates"):
-        PrivacySpend("x", PrivacyBudget(2.0, 0.0), {}, "parallel", parts)
+    assert PrivacySpend("x", PrivacyBudget(3.0, 1e-6), {}, "sequential", parts).epsilon == 3.0
+    # Neither less than the parts compose to, nor more: up to commit 05b8ffa an
+    # overstated node was admitted, and the tight total (which composes the parts)
+    # then said less than its budget.
+    for budget, composition in [((2.0, 1e-6), "sequential"), ((2.0, 0.0), "parallel"),
+                                ((5.0, 1e-5), "sequential"), ((2.0, 1e-5), "parallel")]:
+        with pytest.raises(ValueError, match=f"is not the {composition} composition"):
+            PrivacySpend("x", PrivacyBudget(*budget), {}, composition, parts)
     with pytest.raises(ValueError, match="composition"):
         PrivacySpend("x", PrivacyBudget(3.0), {}, "serial", parts)
     with pytest.raises(ValueError, match="leaf"):
@@ -238,5 +238,6 @@ def test_a_gaussian_record_is_checked_without_overflow_at_a_huge_epsilon():
     epsilon = gaussian_epsilon(mu, 1e-5)
     assert epsilon > 1e5
     assert PrivacySpend.leaf("Gaussian", epsilon, 1e-5, gaussian=mu).epsilon == epsilon
-    with pytest.raises(ValueError, match="understates"):
-        PrivacySpend.leaf("Gaussian", 0.99 * epsilon, 1e-5, gaussian=mu)
+    for wrong in (0.99 * epsilon, 1.01 * epsilon):
+        with pytest.raises(ValueError, match="implies"):
+            PrivacySpend.leaf("Gaussian", wrong, 1e-5, gaussian=mu)

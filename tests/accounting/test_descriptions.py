@@ -20,6 +20,7 @@ from sklearn_labeldp.accounting import (
     gaussian_delta,
     gaussian_epsilon,
     gaussian_mu,
+    subsampled_gaussian_label_epsilon,
 )
 from sklearn_labeldp.mechanisms import optimal_top_k, rr_top_k_distribution
 from sklearn_labeldp.model_selection import exponential_mechanism_probabilities
@@ -149,11 +150,11 @@ def test_nineteen_alibi_fits_compose_below_the_sum_never_below_the_exact():
 
 def test_laplace_records_refuse_an_understated_budget():
     assert PrivacySpend.laplace(0.25, 2).epsilon == 0.5
-    with pytest.raises(ValueError, match="understates laplace"):
+    with pytest.raises(ValueError, match=r"laplace=\(0.25, 2\) implies PrivacyBudget\(epsilon=0.5"):
         PrivacySpend.leaf("ALIBI", 0.4, laplace=(0.25, 2))
-    with pytest.raises(ValueError, match="count >= 1"):
+    with pytest.raises(ValueError, match="integer count >= 1"):
         PrivacySpend.leaf("ALIBI", 0.5, laplace=(0.25, 0))
-    with pytest.raises(ValueError, match="understates rappor"):
+    with pytest.raises(ValueError, match=r"rappor=0.6 implies"):
         PrivacySpend.leaf("RAPPOR", 0.5, rappor=0.6)
 
 
@@ -402,5 +403,55 @@ def test_the_exponential_mechanism_is_dominated_by_the_envelope_pair():
 
 
 def test_a_bounded_range_description_above_the_record_is_refused():
-    with pytest.raises(ValueError, match="understates bounded_range"):
+    with pytest.raises(ValueError, match=r"bounded_range=0.5 implies"):
         PrivacySpend.leaf("exponential mechanism", 0.4, bounded_range=0.5)
+
+
+# --------------------------------------------------- one source of truth per record
+
+# Hand-built records whose stated budget is far above what their description
+# implies. Up to commit 05b8ffa each was admitted (the description only had to be
+# covered by the budget), and the tight total, which composes the description,
+# reported the smaller: e.g. 0.100 for the first under a ceiling of epsilon 1.
+_MISSTATED = {
+    "randomized_response": (5.0, 0.0, {"randomized_response": (0.1, 2)}),
+    "rappor": (5.0, 0.0, {"rappor": 0.1}),
+    "bounded_range": (5.0, 0.0, {"bounded_range": 0.1}),
+    "laplace": (5.0, 0.0, {"laplace": (0.05, 2)}),
+    "gaussian": (5.0, 1e-6, {"gaussian": 0.01}),
+    "subsampled_gaussian": (5.0, 1e-5, {"subsampled_gaussian": (8.0, 0.01, 100)}),
+    "subsampled_gaussian_label": (5.0, 1e-5, {"subsampled_gaussian_label": (8.0, 0.01, 100)}),
+}
+
+
+@pytest.mark.parametrize("kind", _MISSTATED)
+def test_a_record_stating_another_budget_than_its_description_is_refused(kind):
+    epsilon, delta, description = _MISSTATED[kind]
+    accountant = BudgetAccountant(epsilon=1.0, delta=1e-5, slack=1e-6)
+    with pytest.raises(ValueError, match=f"states .* but its description {kind}=.* implies"):
+        accountant.spend(PrivacySpend.leaf("user", epsilon, delta, **description))
+    assert accountant.spends == []
+
+
+@pytest.mark.parametrize("kind", _MISSTATED)
+def test_a_record_built_from_its_description_is_admitted_and_composes_to_it(kind):
+    _, delta, description = _MISSTATED[kind]
+    (key, value), = description.items()
+    implied = {
+        "randomized_response": lambda: PrivacySpend.randomized_response(*value),
+        "rappor": lambda: PrivacySpend.rappor(value),
+        "bounded_range": lambda: PrivacySpend.bounded_range(value),
+        "laplace": lambda: PrivacySpend.laplace(*value),
+        "gaussian": lambda: PrivacySpend.gaussian(value, delta),
+        "subsampled_gaussian": lambda: PrivacySpend.subsampled_gaussian(*value, delta,
+                                                                         method="pld"),
+        "subsampled_gaussian_label": lambda: PrivacySpend.leaf(
+            "DP-SGD", subsampled_gaussian_label_epsilon(*value, delta), delta, **description),
+    }[kind]()
+    # The same budget restated by hand (within the relative 1e-9) is the same record.
+    again = PrivacySpend.leaf("user", implied.epsilon * (1 + 1e-12), implied.delta,
+                              **description)
+    accountant = BudgetAccountant(epsilon=10.0, delta=0.5)
+    accountant.spend(again)
+    tight = accountant.total(slack=1e-6).epsilon
+    assert tight <= implied.epsilon * (1 + 1e-6) + 2e-4  # the PLD grid's pessimism at most

@@ -175,11 +175,15 @@ def test_full_batch_spend_records_its_exact_rho():
 
 
 def test_spend_record_refuses_an_understated_or_malformed_record():
-    with pytest.raises(ValueError, match="understates"):
+    with pytest.raises(ValueError, match="implies"):
         PrivacySpend.leaf("DP-SGD", 0.9, 1e-5, subsampled_gaussian=(4.0, 0.01, 10_000))
-    # The PLD value is a valid bound too, and so is anything above it.
-    pld = subsampled_gaussian_epsilon(**ABADI, method="pld")
-    PrivacySpend.leaf("DP-SGD", pld, 1e-5, subsampled_gaussian=(4.0, 0.01, 10_000))
+    # The RDP and the PLD values are the two budgets such a record may state;
+    # anything above them is refused too (the ledger would believe the description).
+    for method in ("rdp", "pld"):
+        bound = subsampled_gaussian_epsilon(**ABADI, method=method)
+        PrivacySpend.leaf("DP-SGD", bound, 1e-5, subsampled_gaussian=(4.0, 0.01, 10_000))
+    with pytest.raises(ValueError, match="implies"):
+        PrivacySpend.leaf("DP-SGD", 1.1 * bound, 1e-5, subsampled_gaussian=(4.0, 0.01, 10_000))
     with pytest.raises(ValueError, match="delta"):
         PrivacySpend.leaf("DP-SGD", 5.0, 0.0, subsampled_gaussian=(4.0, 0.01, 10_000))
     with pytest.raises(ValueError, match="tuple"):
