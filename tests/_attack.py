@@ -25,6 +25,7 @@ from sklearn.base import BaseEstimator, clone
 __all__ = [
     "NOISY_ATTRIBUTES",
     "diff_signatures",
+    "estimator_types",
     "find_forbidden",
     "harvest_candidates",
     "noisy_fingerprint",
@@ -423,6 +424,18 @@ def _refit(target, random_state, X, y):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return est.fit(X, y)
+
+
+def estimator_types(estimator):
+    """The class names of ``estimator`` and of every estimator among its parameters.
+
+    What a suite that must cover every public estimator checks its cases against.
+    """
+    found = {type(estimator).__name__}
+    for value in estimator.get_params(deep=True).values():
+        if hasattr(value, "get_params") and not isinstance(value, type):
+            found.add(type(value).__name__)
+    return found
 
 
 def replay_attack(model, X, y):

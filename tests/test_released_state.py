@@ -37,6 +37,7 @@ from _attack import (
     diff_emissions,
     diff_outside,
     diff_signatures,
+    estimator_types,
     find_forbidden,
     observe_fit,
     params_fingerprint,
@@ -254,15 +255,6 @@ CASES = {
          "cv_results_.rank_test_score": "ranks of the noisy, debiased CV scores"},
     ),
 }
-def _estimator_types(estimator):
-    """The class of ``estimator`` and of every estimator among its parameters."""
-    found = {type(estimator).__name__}
-    for value in estimator.get_params(deep=True).values():
-        if hasattr(value, "get_params") and not isinstance(value, type):
-            found.add(type(value).__name__)
-    return found
-
-
 def test_every_public_estimator_is_attacked():
     # LabelDPNetClassifier is not private by itself: it is attacked as the base of
     # every meta-estimator (the net_* cases), which is how the library uses it.
@@ -270,7 +262,7 @@ def test_every_public_estimator_is_attacked():
     for name, (factory, _, _) in {**CASES, **WALK_CASES}.items():
         if name.startswith("net_") and importlib.util.find_spec("skorch") is None:
             continue
-        attacked |= _estimator_types(factory(None))
+        attacked |= estimator_types(factory(None))
     missing = {name for name, _ in all_estimators()} - attacked
     if importlib.util.find_spec("skorch") is None:
         missing -= needs_torch

@@ -39,6 +39,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _attack import estimator_types
 from _instrument import (
     ReleaseTape,
     TracedClassifier,
@@ -242,15 +243,6 @@ def test_work_depends_on_labels_only_through_the_dp_output(case, trace_log, monk
     )
 
 
-def _estimator_types(estimator):
-    """The class of ``estimator`` and of every estimator among its parameters."""
-    found = {type(estimator).__name__}
-    for value in estimator.get_params(deep=True).values():
-        if hasattr(value, "get_params") and not isinstance(value, type):
-            found.add(type(value).__name__)
-    return found
-
-
 def test_every_estimator_with_a_base_estimator_has_a_case(trace_log):
     with_base = {
         name for name, cls in all_estimators()
@@ -261,7 +253,7 @@ def test_every_estimator_with_a_base_estimator_has_a_case(trace_log):
     for name, (factory, _, _) in CASES.items():
         if name in _NEEDS_TORCH and not HAS_TORCH:
             continue
-        covered |= _estimator_types(factory(trace_log))
+        covered |= estimator_types(factory(trace_log))
     if not HAS_TORCH:  # listed by all_estimators() only when torch and skorch are there
         with_base -= {"DPSGDClassifier"}
     missing = with_base - covered

@@ -1,5 +1,6 @@
 """PATEClassifier: teachers on disjoint parts, noisy vote aggregation, a student."""
 
+import contextlib
 import functools
 import warnings
 from numbers import Integral, Real
@@ -154,7 +155,10 @@ def _teacher_votes(teacher, X_train, targets, fit_params, X_queries, n_classes):
       are then that class;
     - a teacher whose fit or prediction raises, or whose votes are not one
       code it was trained on per query, abstains: every vote is
-      :data:`ABSTAIN`, which counts for no class.
+      :data:`ABSTAIN`, which counts for no class. One that raised then also
+      does the stand-in fit (whose outcome is ignored), so that a failure
+      caused by a label, often an early check, does not make the fit shorter
+      than a one-class part's would be.
 
     A label change alters one teacher's training targets, so it changes that
     teacher's votes only, whichever of these cases each world falls in: on each
@@ -175,19 +179,30 @@ def _teacher_votes(teacher, X_train, targets, fit_params, X_queries, n_classes):
     if labeled.size < 2:
         return np.full(n_queries, seen[0], dtype=np.intp)
     one_class = seen.size == 1
-    fit_targets = _stand_in(targets, n_classes) if one_class else targets
+    stand_in = _stand_in(targets, n_classes)
     try:
-        fitted = fit_semi_supervised_targets(clone(teacher), X_train, fit_targets, fit_params)
-        votes = np.asarray(fitted.predict(X_queries))
+        votes = _fit_and_vote(teacher, X_train, stand_in if one_class else targets, fit_params,
+                              X_queries)
         # One vote per query, a code the teacher was trained on: anything else would
         # land in another query's histogram and break the sensitivity the noise covers.
-        valid = votes.shape == (n_queries,) and bool(
-            np.isin(votes, fit_targets[fit_targets >= 0]).all())
+        valid = votes.shape == (n_queries,) and bool(np.isin(votes, labeled).all())
     except Exception:  # noqa: BLE001 - a failure is a fixed output, not an abort
         valid = False
+        if not one_class:
+            # A failure ends the work early (a check that refuses the part). The
+            # stand-in fit then does the work a one-class part's teacher does, so
+            # that a failure caused by one label does not show as a shorter fit.
+            with contextlib.suppress(Exception):
+                _fit_and_vote(teacher, X_train, stand_in, fit_params, X_queries)
     if one_class:
         return np.full(n_queries, seen[0], dtype=np.intp)
     return votes.astype(np.intp) if valid else np.full(n_queries, ABSTAIN, dtype=np.intp)
+
+
+def _fit_and_vote(teacher, X_train, targets, fit_params, X_queries):
+    """A clone of ``teacher`` fitted on ``targets``, and its predictions on the queries."""
+    fitted = fit_semi_supervised_targets(clone(teacher), X_train, targets, fit_params)
+    return np.asarray(fitted.predict(X_queries))
 
 
 def _pate_release(
