@@ -1,6 +1,5 @@
 """PATEClassifier: teachers on disjoint parts, noisy vote aggregation, a student."""
 
-import contextlib
 import functools
 import warnings
 from numbers import Integral, Real
@@ -127,17 +126,23 @@ def _teacher_data(teacher, X, part, codes_part, fit_params, n_samples):
     return X, targets, {}
 
 
-def _stand_in(targets, n_classes):
-    """``targets`` with the labeled entries replaced by the label-free trial codes.
+def _stand_in(targets):
+    """``targets`` with the labeled entries replaced by label-free stand-in codes.
 
-    What a teacher whose part holds a single class is fitted on: the same
-    rows, the same unlabeled ``-1`` entries, and codes ``0, 1, ..., K - 1, 0,
-    ...`` in place of its labels, so that it does the work of any other
-    teacher (see :func:`_teacher_votes`).
+    What a teacher whose part holds a single class is fitted on: the same rows,
+    the same unlabeled ``-1`` entries, and in place of its labels the code 1 on
+    the first labeled row and 0 on the others. A part that holds one class
+    differs from every neighbouring part that does not (one label changed) in
+    one row: the stand-in is such a part, so the teacher does the work it would
+    do in that neighbouring world (the same number of classes, one row apart;
+    which row and which classes are label-free choices, and a classifier's
+    work does not depend on the classes' names). The first labeled row of a
+    part is a row drawn at random: parts are drawn as a random permutation.
     """
     stand_in = np.array(targets, dtype=np.intp)
-    labeled = stand_in >= 0
-    stand_in[labeled] = trial_codes(int(labeled.sum()), n_classes)
+    labeled = np.flatnonzero(stand_in >= 0)
+    stand_in[labeled] = 0
+    stand_in[labeled[0]] = 1
     return stand_in
 
 
@@ -151,14 +156,14 @@ def _teacher_votes(teacher, X_train, targets, fit_params, X_queries, n_classes):
       size) votes its label without a fit;
     - any other teacher is fitted and then predicts on the queries. When its
       part's labels are all one class (which many classifiers refuse), it is
-      fitted on label-free stand-in codes (:func:`_stand_in`) and its votes
-      are then that class;
+      fitted on label-free stand-in codes that are one row away from one
+      class, as the part is in a neighbouring world (:func:`_stand_in`), and
+      its votes are then that class whatever the stand-in fit gives;
     - a teacher whose fit or prediction raises, or whose votes are not one
       code it was trained on per query, abstains: every vote is
-      :data:`ABSTAIN`, which counts for no class. One that raised then also
-      does the stand-in fit (whose outcome is ignored), so that a failure
-      caused by a label, often an early check, does not make the fit shorter
-      than a one-class part's would be.
+      :data:`ABSTAIN`, which counts for no class. (A teacher that refuses a
+      part holding one row of another class refuses its stand-in too, so a
+      one-class part and its neighbour fail alike.)
 
     A label change alters one teacher's training targets, so it changes that
     teacher's votes only, whichever of these cases each world falls in: on each
@@ -179,21 +184,14 @@ def _teacher_votes(teacher, X_train, targets, fit_params, X_queries, n_classes):
     if labeled.size < 2:
         return np.full(n_queries, seen[0], dtype=np.intp)
     one_class = seen.size == 1
-    stand_in = _stand_in(targets, n_classes)
     try:
-        votes = _fit_and_vote(teacher, X_train, stand_in if one_class else targets, fit_params,
-                              X_queries)
+        votes = _fit_and_vote(teacher, X_train, _stand_in(targets) if one_class else targets,
+                              fit_params, X_queries)
         # One vote per query, a code the teacher was trained on: anything else would
         # land in another query's histogram and break the sensitivity the noise covers.
         valid = votes.shape == (n_queries,) and bool(np.isin(votes, labeled).all())
     except Exception:  # noqa: BLE001 - a failure is a fixed output, not an abort
         valid = False
-        if not one_class:
-            # A failure ends the work early (a check that refuses the part). The
-            # stand-in fit then does the work a one-class part's teacher does, so
-            # that a failure caused by one label does not show as a shorter fit.
-            with contextlib.suppress(Exception):
-                _fit_and_vote(teacher, X_train, stand_in, fit_params, X_queries)
     if one_class:
         return np.full(n_queries, seen[0], dtype=np.intp)
     return votes.astype(np.intp) if valid else np.full(n_queries, ABSTAIN, dtype=np.intp)
