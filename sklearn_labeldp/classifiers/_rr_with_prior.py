@@ -676,10 +676,10 @@ class RRWithPriorClassifier(
         # p = e^eps / (e^eps + K - 1) when it is right and p * e^-eps when it is
         # wrong, the law of randomized_response, written with e^-eps so it never
         # overflows.
-        n_classes = self.classes_.size
-        keep = 1.0 / (1.0 + (n_classes - 1) * np.exp(-self.epsilon))
-        return ReusableTargets(self.privatized_labels_, keep, keep * np.exp(-self.epsilon),
-                               "hard")
+        # The fitted stage's epsilon, not the parameter (set_params after fit).
+        epsilon, n_classes = self.mechanism_params_["stage_epsilon"], self.classes_.size
+        keep = 1.0 / (1.0 + (n_classes - 1) * np.exp(-epsilon))
+        return ReusableTargets(self.privatized_labels_, keep, keep * np.exp(-epsilon), "hard")
 
     def _set_final_estimator(self, model):
         self.estimator_, self.estimators_ = model, [model]

@@ -173,7 +173,7 @@ class VectorApproxClassifier(
         # probability q+ = e^(eps/2) / (1 + e^(eps/2)) when the prediction is
         # right and q- = 1 / (1 + e^(eps/2)) when it is wrong. Every fit's
         # bits can be reused: check_target_reuse refuses nothing.
-        q_plus, q_minus = rappor_probabilities(self.epsilon)
+        q_plus, q_minus = rappor_probabilities(self.epsilon_)  # fitted, not the parameter
         return ReusableTargets(self.privatized_bits_, q_plus, q_minus, "bits")
 
     def _scores(self, X):
