@@ -204,6 +204,23 @@ def train_epochs(net, X, y, training, **fit_params):
     net.notify("on_train_end", X=X, y=y)
 
 
+def batch_size(batch):
+    """The number of examples in ``batch``, as skorch's epoch loop counts them.
+
+    ``X`` of an ``(X, y)`` tuple or list, else the batch itself (a dict of
+    equally long entries, a tensor). Read from shapes only: no device
+    synchronisation.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_labeldp.nn._training import batch_size
+    >>> batch_size((torch.zeros(4, 3), torch.zeros(4))), batch_size({"x": torch.zeros(5, 2)})
+    (4, 5)
+    """
+    return get_len(batch[0]) if isinstance(batch, (tuple, list)) else get_len(batch)
+
+
 def _run_epoch(net, iterator, training, prefix, step_fn, **fit_params):
     """skorch's ``run_single_epoch``, reading the batch losses back once per epoch.
 
@@ -227,7 +244,7 @@ def _run_epoch(net, iterator, training, prefix, step_fn, **fit_params):
         net.notify("on_batch_begin", batch=batch, training=training)
         step = step_fn(batch, **fit_params)
         row = net.history[-1]["batches"][-1]
-        sizes.append(get_len(batch[0]))
+        sizes.append(batch_size(batch))
         row[prefix + "_batch_size"] = sizes[-1]
         rows.append(row)
         losses.append(step["loss"].detach())

@@ -676,3 +676,15 @@ def test_import_error_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "skorch", None)
     with pytest.raises(ImportError, match=r'pip install "sklearn-labeldp\[torch\]"'):
         importlib.import_module("sklearn_labeldp.nn")
+
+
+def test_the_epoch_loop_counts_tuple_list_dict_and_tensor_batches():
+    # Up to commit 05b8ffa the loop read batch[0], a KeyError on a dict batch (as a
+    # custom train_step may take); skorch's own loop counts X of a tuple or list.
+    from sklearn_labeldp.nn._training import batch_size
+
+    X, y = torch.zeros(6, 3), torch.zeros(6)
+    assert batch_size((X, y)) == batch_size([X, y]) == 6
+    assert batch_size(({"a": X, "b": X}, y)) == 6
+    assert batch_size({"x": torch.zeros(5, 2), "y": torch.zeros(5)}) == 5
+    assert batch_size(torch.zeros(7, 2)) == 7
