@@ -55,7 +55,7 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.metrics import mean_squared_error, r2_score
 
 from sklearn_labeldp import DPLeastSquaresRegressor, NoisyLabelRegressor
-from sklearn_labeldp.regression._moments import resolve_debias
+from sklearn_labeldp.regression._randomizers import resolve_debias
 
 MECHANISMS = ("rr_on_bins", "unbiased", "laplace", "gaussian", "staircase")
 DEFAULT_EPSILONS = (0.05, 0.1, 0.5, 1.0, 2.0, 4.0, 8.0)

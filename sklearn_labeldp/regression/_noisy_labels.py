@@ -37,30 +37,15 @@ from .._target_adapters import (
     TargetReuseMixin,
     affine_debias,
 )
-from ..accounting import PrivacyBudget, PrivacySpend, gaussian_rho
-from ..mechanisms import (
-    gaussian_label,
-    gaussian_label_sigma,
-    laplace_label,
-    optimal_bins,
-    rr_on_bins,
-    staircase_gamma,
-    staircase_label,
-    unbiased_randomizer,
-)
+from ..accounting import PrivacyBudget, PrivacySpend
 from ..mechanisms._regression import _check_value_prior
 from ..utils._dask import real_values, row_blocks_on_dask
 from ._base import BaseLabelDPRegressor
-from ._moments import release_moments, resolve_debias
 from ._priors import auto_prior_size, label_grid, value_histogram
+from ._randomizers import RANDOMIZERS, RandomizerSetting, release_moments, resolve_debias
 
 __all__ = ["NoisyLabelRegressor"]
 
-_MECHANISMS = ("rr_on_bins", "laplace", "gaussian", "staircase", "unbiased")
-_USES_PRIOR = ("rr_on_bins", "unbiased")
-_NAMES = {"rr_on_bins": "RR-on-Bins", "laplace": "Laplace label noise",
-          "gaussian": "Gaussian label noise", "staircase": "staircase label noise",
-          "unbiased": "optimal unbiased randomizer"}
 # The share of epsilon that buys the DP histogram prior when prior_epsilon="auto".
 AUTO_PRIOR_SHARE = 0.1
 
@@ -221,7 +206,7 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         **BaseLabelDPRegressor._parameter_constraints,
         "estimator": [HasMethods(["fit", "predict"]), None],
         "delta": [Interval(Real, 0, 1, closed="neither")],
-        "mechanism": [StrOptions(set(_MECHANISMS))],
+        "mechanism": [StrOptions(set(RANDOMIZERS))],
         "prior": [tuple, list, None],
         "prior_epsilon": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "n_prior_values": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
@@ -296,13 +281,14 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
 
     def _prior_plan(self, n_samples, label_range):
         """The prior's source, its epsilon and grid; public only."""
-        if self.mechanism not in _USES_PRIOR:
+        randomizer = RANDOMIZERS[self.mechanism]
+        if not randomizer.uses_prior:
             if self.prior is not None or self.prior_epsilon != "auto" or \
                     self.n_prior_values != "auto":
                 raise ValueError(
                     f"mechanism={self.mechanism!r} uses no prior: leave prior, prior_epsilon "
-                    "and n_prior_values at their defaults (they apply to 'rr_on_bins' and "
-                    "'unbiased')."
+                    "and n_prior_values at their defaults (they apply to "
+                    f"{sorted(name for name, row in RANDOMIZERS.items() if row.uses_prior)})."
                 )
             return {"prior_epsilon": 0.0}
         if self.prior is not None:
@@ -322,22 +308,9 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
             )
         size = self.n_prior_values
         if size == "auto":
-            size = auto_prior_size(n_samples, prior_epsilon,
-                                   upper=17 if self.mechanism == "unbiased" else 64)
+            size = auto_prior_size(n_samples, prior_epsilon, upper=randomizer.prior_values)
         return {"prior_epsilon": prior_epsilon, "n_prior_values": int(size),
                 "grid": label_grid(label_range, int(size))}
-
-    def _mechanism_spend(self, epsilon, params):
-        name = _NAMES[self.mechanism]
-        if self.mechanism == "gaussian":
-            # One label moves by at most the range: a Gaussian mechanism of
-            # sensitivity mu noise stds, described so that a tight total composes it.
-            return PrivacySpend.leaf(name, epsilon, self.delta, rho=params["rho"],
-                                     gaussian=params["gaussian"])
-        if self.mechanism == "laplace":
-            # One label moves by at most the range, epsilon noise scales.
-            return PrivacySpend.laplace(epsilon, mechanism=name)
-        return PrivacySpend.leaf(name, epsilon)
 
     def _plan_fit(self, X, label_range, rng):
         estimator = self._get_estimator()
@@ -348,38 +321,25 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
             )
         n_samples = _num_samples(X)
         plan = self._prior_plan(n_samples, label_range)
-        epsilon = self.epsilon - plan["prior_epsilon"]
-        params = {"mechanism": self.mechanism, "mechanism_epsilon": epsilon}
-        width = label_range[1] - label_range[0]
-        if self.mechanism == "gaussian":
-            # The noise gaussian_label draws, by the exact profile: the record's
-            # budget is then the one its description (gaussian = width / sigma) implies.
-            sigma = gaussian_label_sigma(epsilon, self.delta, width, method="exact")
-            params.update(noise_std=sigma, rho=gaussian_rho(width, sigma), gaussian=width / sigma)
-        elif self.mechanism == "laplace":
-            params["noise_scale"] = width / epsilon
-        elif self.mechanism == "staircase":
-            params["gamma"] = staircase_gamma(epsilon, loss=self.loss)
-        if "prior" in plan:
-            self._bins(plan, plan["prior"], params, label_range, epsilon)
-        spend = self._mechanism_spend(epsilon, params)
+        randomizer = RANDOMIZERS[self.mechanism]
+        setting = RandomizerSetting(self.epsilon - plan["prior_epsilon"], self.delta,
+                                    label_range, self.loss)
+        params = {"mechanism": self.mechanism, "mechanism_epsilon": setting.epsilon,
+                  **randomizer.plan(setting)}
+        if "prior" in plan and randomizer.bins is not None:
+            params.update(randomizer.bins(setting, plan["prior"]))
+        spend = randomizer.spend(randomizer.name, setting, params)
         if plan["prior_epsilon"] > 0:
             params.update(prior_epsilon=plan["prior_epsilon"],
                           n_prior_values=plan["n_prior_values"])
             histogram = PrivacySpend.leaf("noisy value histogram", plan["prior_epsilon"],
                                           n_values=plan["n_prior_values"])
             spend = PrivacySpend(
-                f"{_NAMES[self.mechanism]}+DP histogram prior", PrivacyBudget(self.epsilon),
+                f"{randomizer.name}+DP histogram prior", PrivacyBudget(self.epsilon),
                 {"prior_epsilon": plan["prior_epsilon"]}, "sequential", (histogram, spend),
             )
-        plan.update(params=params, mechanism_epsilon=epsilon, label_range=label_range)
+        plan.update(params=params, setting=setting, randomizer=randomizer)
         return spend, plan
-
-    def _bins(self, plan, prior, params, label_range, epsilon):
-        """RR-on-Bins' outputs for a known prior (public or the DP histogram)."""
-        if self.mechanism == "rr_on_bins":
-            params["bin_outputs"] = optimal_bins(epsilon=epsilon, prior=prior,
-                                                 label_range=label_range, loss=self.loss)[0]
 
     # ------------------------------------------------------ label-free checks
 
@@ -420,34 +380,23 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         )
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
-        label_range, epsilon, params = plan["label_range"], plan["mechanism_epsilon"], \
-            dict(plan["params"])
+        randomizer, setting, params = plan["randomizer"], plan["setting"], dict(plan["params"])
         prior = plan.get("prior")
         if plan["prior_epsilon"] > 0:
             counts = self._release(labels, value_histogram, mechanism_rng, plan["prior_epsilon"],
                                    "the DP histogram of the labels", epsilon=plan["prior_epsilon"],
                                    grid=plan["grid"])
             prior = (plan["grid"], counts)
-            self._bins(plan, prior, params, label_range, epsilon)
-        kwargs = {"epsilon": epsilon, "label_range": label_range}
-        if self.mechanism == "rr_on_bins":
-            kwargs.update(prior=prior, loss=self.loss)
-        elif self.mechanism == "unbiased":
-            kwargs["prior"] = prior
-        elif self.mechanism == "gaussian":
-            kwargs.update(delta=self.delta, method="exact")
-        elif self.mechanism == "staircase":
-            kwargs["gamma"] = params["gamma"]
-        mechanisms = {"rr_on_bins": rr_on_bins, "unbiased": unbiased_randomizer,
-                      "laplace": laplace_label, "gaussian": gaussian_label,
-                      "staircase": staircase_label}
-        noisy = self._release(labels, mechanisms[self.mechanism], mechanism_rng, epsilon,
-                              _NAMES[self.mechanism], **kwargs)
+            if randomizer.bins is not None:  # post-processing of the DP histogram
+                params.update(randomizer.bins(setting, prior))
+        noisy = self._release(labels, randomizer.release, mechanism_rng, setting.epsilon,
+                              randomizer.name, epsilon=setting.epsilon,
+                              label_range=setting.label_range,
+                              **randomizer.kwargs(setting, params, prior))
         # Post-processing: the base model sees the released labels only.
         scale, shift = 1.0, 0.0
-        if self.mechanism == "rr_on_bins":
-            scale, shift, _ = release_moments(self.mechanism, params, prior=prior,
-                                              label_range=label_range)
+        if randomizer.shrinks:
+            scale, shift, _ = randomizer.moments(setting, params, prior)
             params.update(release_scale=scale, release_shift=shift)
         params["debias"] = resolve_debias(self.debias, self.mechanism, scale,
                                           labels.n_samples)

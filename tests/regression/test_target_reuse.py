@@ -26,10 +26,10 @@ from sklearn_labeldp.mechanisms import (
     unbiased_randomizer_distribution,
 )
 from sklearn_labeldp.model_selection import PrivateGridSearchCV
-from sklearn_labeldp.regression._moments import (
+from sklearn_labeldp.regression._moments import staircase_variance
+from sklearn_labeldp.regression._randomizers import (
     AUTO_DEBIAS_MIN_EFFECTIVE_SAMPLES,
     resolve_debias,
-    staircase_variance,
 )
 
 RANGE = (0.0, 4.0)
