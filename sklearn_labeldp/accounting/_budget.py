@@ -2,15 +2,11 @@
 
 import math
 from dataclasses import dataclass, field
-from numbers import Integral
 
 from ..utils import check_nonnegative
+from ._descriptions import DESCRIPTIONS
 from ._gaussian import gaussian_epsilon
-from ._subsampled import (
-    _check_subsampled_gaussian,
-    subsampled_gaussian_epsilon,
-    subsampled_spend_epsilons,
-)
+from ._subsampled import _check_subsampled_gaussian, subsampled_gaussian_epsilon
 
 __all__ = ["PrivacyBudget", "PrivacySpend", "compose_parallel", "compose_sequential"]
 
@@ -168,10 +164,11 @@ class PrivacySpend:
                 raise ValueError("a leaf PrivacySpend has no parts.")
             if "rho" in self.params:
                 check_nonnegative(self.params["rho"], "params['rho']")
-            for key, implied in _DESCRIPTIONS.items():
+            for key, row in DESCRIPTIONS.items():
                 if key in self.params:
-                    _check_described(self.mechanism, key, self.params[key], self.budget,
-                                     implied(self.params[key], self.budget.delta))
+                    _check_described(self.mechanism, key, self.params[key], self.budget, (
+                        PrivacyBudget(epsilon, 0.0 if row.pure else self.budget.delta)
+                        for epsilon in row.epsilons(self.params[key], self.budget.delta)))
             return
         if self.composition not in _COMPOSERS:
             raise ValueError(
@@ -424,80 +421,21 @@ class PrivacySpend:
         return cls(mechanism, budget, dict(params), composition, parts)
 
 
-# A record's description (the params key naming the mechanism that ran, see
-# _pld.py) is the one source of its budget: each row maps the description's value
-# and the record's delta to the budget(s) it implies, the rule the estimators use
-# to build their records. A record stating any other budget is refused, so that
-# the plain sum (its budget) and the tight composition (its description) can never
-# say different things. Several budgets for one row: a record may be built from
-# any one of them (DP-SGD under add/remove: dp-accounting's RDP or PLD bound).
-# The relative tolerance of the comparison (root finding, a sum of parts).
+# A record's description (the params key naming the mechanism that ran, a row of
+# _descriptions.DESCRIPTIONS) is the one source of its budget: the row maps the
+# description's value and the record's delta to the budget(s) it implies, the rule
+# the estimators use to build their records. A record stating any other budget is
+# refused, so that the plain sum (its budget) and the tight composition (its
+# description) can never say different things. Several budgets for one row: a
+# record may be built from any one of them (DP-SGD under add/remove:
+# dp-accounting's RDP or PLD bound). The relative tolerance of the comparison
+# (root finding, a sum of parts).
 _RTOL = 1e-9
 
 
 def _equal(budget, other):
     return math.isclose(budget.epsilon, other.epsilon, rel_tol=_RTOL) and math.isclose(
         budget.delta, other.delta, rel_tol=_RTOL)
-
-
-def _pure_epsilon(key, epsilon):
-    epsilon = check_nonnegative(epsilon, f"params[{key!r}] epsilon")
-    if not math.isfinite(epsilon):
-        raise ValueError(f"params[{key!r}] needs a finite epsilon; got {epsilon!r}.")
-    return float(epsilon)
-
-
-def _pair(key, value, names):
-    if not isinstance(value, tuple) or len(value) != 2:
-        raise ValueError(f"params[{key!r}] must be a tuple ({names}); got {value!r}.")
-    return value
-
-
-def _count(key, name, count, minimum):
-    if isinstance(count, bool) or not isinstance(count, Integral) or count < minimum:
-        raise ValueError(f"params[{key!r}] needs an integer {name} >= {minimum}; got {count!r}.")
-    return int(count)
-
-
-def _randomized_response_budgets(value, delta):
-    """K-ary randomized response at ``epsilon``: pure ``epsilon``-DP."""
-    epsilon, n_outputs = _pair("randomized_response", value, "epsilon, n_outputs")
-    _count("randomized_response", "n_outputs", n_outputs, 2)
-    return [PrivacyBudget(_pure_epsilon("randomized_response", epsilon))]
-
-
-def _laplace_budgets(value, delta):
-    """``count`` Laplace releases at ``epsilon`` each: pure ``count * epsilon``-DP."""
-    epsilon, count = _pair("laplace", value, "epsilon, count")
-    return [PrivacyBudget(_pure_epsilon("laplace", epsilon) * _count("laplace", "count", count, 1))]
-
-
-def _pure_budgets(key):
-    return lambda epsilon, delta: [PrivacyBudget(_pure_epsilon(key, epsilon))]
-
-
-def _gaussian_budgets(mu, delta):
-    """The Gaussian of sensitivity ``mu`` stds at the record's delta (Balle and Wang 2018)."""
-    mu = check_nonnegative(mu, "params['gaussian']")
-    return [PrivacyBudget(gaussian_epsilon(mu, delta) if delta > 0 or mu == 0 else math.inf,
-                          delta)]
-
-
-def _subsampled_budgets(key):
-    return lambda value, delta: [
-        PrivacyBudget(epsilon, delta) for epsilon in subsampled_spend_epsilons(value, delta, key)
-    ]
-
-
-_DESCRIPTIONS = {
-    "randomized_response": _randomized_response_budgets,
-    "subsampled_gaussian_label": _subsampled_budgets("subsampled_gaussian_label"),
-    "subsampled_gaussian": _subsampled_budgets("subsampled_gaussian"),
-    "gaussian": _gaussian_budgets,
-    "laplace": _laplace_budgets,
-    "rappor": _pure_budgets("rappor"),
-    "bounded_range": _pure_budgets("bounded_range"),
-}
 
 
 def _check_described(mechanism, key, value, budget, implied):

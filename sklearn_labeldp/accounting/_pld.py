@@ -7,7 +7,9 @@ composition's epsilon at a delta is read off the result (Koskela et al. 2020;
 Doroshenko et al. 2022, pessimistic discretisation: an upper bound). The
 computation is dp-accounting's (the ``accounting`` extra).
 
-A record is described by
+A record is described by one ``params`` key, a row of
+:data:`~sklearn_labeldp.accounting._descriptions.DESCRIPTIONS` (which holds its
+validation, the budget it implies and its loss distribution):
 
 * ``params["randomized_response"] = (epsilon, n_outputs)``: K-ary randomized
   response (Warner 1965), the true label kept with probability ``e^epsilon /
@@ -50,44 +52,28 @@ distribution would need a grid of billions of points there, and
 import functools
 import math
 
-import numpy as np
-
 from ._budget import _DESCRIBED_EPSILON
+from ._descriptions import DESCRIPTIONS, DISCRETISATION
 from ._subsampled import _dp_accounting
 
 __all__ = []
-
-# dp-accounting's default grid of privacy-loss values.
-_DISCRETISATION = 1e-4
 
 
 def _description(spend):
     """A hashable description of a dominating pair of ``spend``, or ``None``.
 
-    ``("rr", epsilon, K)``, ``("gaussian", mu)``, ``("laplace", epsilon,
-    count)``, ``("rappor", epsilon)``, ``("br", epsilon)``, ``("sg", sigma, q,
-    steps, replace_one)`` or ``("seq", descriptions)``.
+    ``(kind, *pair)`` for a leaf described by a row of
+    :data:`~sklearn_labeldp.accounting._descriptions.DESCRIPTIONS` (the first
+    key of the table present in its params), ``("randomized_response",
+    epsilon, 2)`` for an undescribed pure leaf, or ``("seq", descriptions)``.
     """
     params = spend.params
     if spend.composition == "leaf":
         if spend.epsilon >= _DESCRIBED_EPSILON:
             return None
-        if "randomized_response" in params:
-            epsilon, n_outputs = params["randomized_response"]
-            return ("rr", float(epsilon), int(n_outputs))
-        if "subsampled_gaussian_label" in params:
-            return ("sg", *params["subsampled_gaussian_label"], True)
-        if "subsampled_gaussian" in params:
-            return ("sg", *params["subsampled_gaussian"], False)
-        if "gaussian" in params:
-            return ("gaussian", float(params["gaussian"]))
-        if "laplace" in params:
-            epsilon, count = params["laplace"]
-            return ("laplace", float(epsilon), int(count))
-        if "rappor" in params:
-            return ("rappor", float(params["rappor"]))
-        if "bounded_range" in params:
-            return ("br", float(params["bounded_range"]))
+        for kind, row in DESCRIPTIONS.items():
+            if kind in params:
+                return (kind, *row.pair(params[kind]))
         return _pure(spend)
     parts = [_description(part) for part in spend.parts]
     if spend.composition == "sequential" and all(d is not None for d in parts):
@@ -100,107 +86,21 @@ def _description(spend):
 def _pure(spend):
     """Binary randomized response at a pure record's epsilon (KOV 2015), else ``None``."""
     if spend.delta == 0 and spend.epsilon < _DESCRIBED_EPSILON:
-        return ("rr", float(spend.epsilon), 2)
+        return ("randomized_response", float(spend.epsilon), 2)
     return None
 
 
 @functools.lru_cache(maxsize=256)
 def _pld(description, count=1):
     """dp-accounting's PLD of ``count`` compositions of ``description``."""
-    dpa = _dp_accounting()
-    pld = dpa.pld.privacy_loss_distribution
     kind = description[0]
-    if kind == "seq":
-        result = pld.identity(value_discretization_interval=_DISCRETISATION)
-        for part in description[1]:
-            result = result.compose(_pld(part))
-        return result.self_compose(count) if count > 1 else result
-    if kind == "rr":
-        return _self_compose(_randomized_response(description[1], description[2]), count)
-    if kind == "rappor":
-        # Two bits move, each binary randomized response at epsilon / 2.
-        return _randomized_response(description[1] / 2.0, 2).self_compose(2 * count)
-    if kind == "br":
-        return _self_compose(_bounded_range(description[1]), count)
-    if kind == "laplace":
-        _, epsilon, per_record = description
-        if epsilon == 0:
-            return pld.identity(value_discretization_interval=_DISCRETISATION)
-        # Lap(0, 1 / epsilon) against Lap(1, 1 / epsilon): the scale per unit shift.
-        one = pld.from_laplace_mechanism(
-            1.0 / epsilon, sensitivity=1.0, value_discretization_interval=_DISCRETISATION)
-        return _self_compose(one, per_record * count)
-    if kind == "gaussian":
-        if description[1] == 0:  # a release no label moves
-            return pld.identity(value_discretization_interval=_DISCRETISATION)
-        # count Gaussians of sensitivity mu are one of sensitivity sqrt(count) mu.
-        return pld.from_gaussian_mechanism(
-            1.0 / (math.sqrt(count) * description[1]),
-            value_discretization_interval=_DISCRETISATION,
-        )
-    _, sigma, q, steps, replace_one = description
-    return _subsampled_step(sigma, q, replace_one).self_compose(steps * count)
-
-
-def _self_compose(one, count):
-    # Composed here, not through SelfComposedDpEvent: dp-accounting 0.6's PLD
-    # accountant composes a RandomizedResponseDpEvent once whatever its count.
-    return one.self_compose(count) if count > 1 else one
-
-
-@functools.lru_cache(maxsize=64)
-def _randomized_response(epsilon, n_outputs):
-    """K-ary randomized response's PLD (replace one: its two output laws)."""
-    pld = _dp_accounting().pld.privacy_loss_distribution
-    if epsilon == 0:
-        return pld.identity(value_discretization_interval=_DISCRETISATION)
-    # dp-accounting's parametrisation: with probability noise_parameter the
-    # output is uniform over the K buckets, else the true one.
-    noise = n_outputs / (math.exp(epsilon) + n_outputs - 1)
-    return pld.from_randomized_response(
-        noise, n_outputs, value_discretization_interval=_DISCRETISATION,
-        neighboring_relation=_dp_accounting().NeighboringRelation.REPLACE_ONE,
-    )
-
-
-@functools.lru_cache(maxsize=64)
-def _bounded_range(epsilon):
-    """The dominating pair of every ``epsilon``-bounded-range mechanism, as a PLD.
-
-    Its privacy loss has the density ``e^((epsilon + l) / 2) / (2 (e^epsilon -
-    1))`` on ``[-epsilon, epsilon]`` under the first law (and, the pair being
-    symmetric, the mirror image under the second). Pessimistic discretisation:
-    the mass of each grid interval goes to its upper end.
-    """
-    pld = _dp_accounting().pld.privacy_loss_distribution
-    if epsilon == 0:
-        return pld.identity(value_discretization_interval=_DISCRETISATION)
-    h = _DISCRETISATION
-    index = np.arange(math.ceil(-epsilon / h), math.ceil(epsilon / h) + 1)
-    upper = np.minimum(index * h, epsilon)
-    lower = np.maximum((index - 1) * h, -epsilon)
-    # The loss's distribution function is expm1((epsilon + l) / 2) / expm1(epsilon).
-    mass = (np.expm1((epsilon + upper) / 2) - np.expm1((epsilon + lower) / 2)) / math.expm1(
-        epsilon)
-    return pld.PrivacyLossDistribution.create_from_rounded_probability(
-        dict(zip(index.tolist(), mass.tolist(), strict=True)), 0.0, h,
-        pessimistic_estimate=True, symmetric=True,
-    )
-
-
-@functools.lru_cache(maxsize=64)
-def _subsampled_step(sigma, q, replace_one):
-    """One Poisson-subsampled Gaussian step's PLD, cached.
-
-    A ceiling check with a slack composes the same DP-SGD run again at every
-    spend, with a growing count.
-    """
-    dpa = _dp_accounting()
-    relation = dpa.NeighboringRelation
-    return dpa.pld.privacy_loss_distribution.from_gaussian_mechanism(
-        sigma, sampling_prob=q, value_discretization_interval=_DISCRETISATION,
-        neighboring_relation=relation.REPLACE_ONE if replace_one else relation.ADD_OR_REMOVE_ONE,
-    )
+    if kind != "seq":
+        return DESCRIPTIONS[kind].pld(*description[1:], count)
+    result = _dp_accounting().pld.privacy_loss_distribution.identity(
+        value_discretization_interval=DISCRETISATION)
+    for part in description[1]:
+        result = result.compose(_pld(part))
+    return result.self_compose(count) if count > 1 else result
 
 
 def tight_total(spends, slack):

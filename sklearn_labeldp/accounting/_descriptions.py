@@ -1,0 +1,233 @@
+"""Ledger descriptions: one row per kind of mechanism a record can describe.
+
+A record (:class:`~sklearn_labeldp.accounting.PrivacySpend`) describes the
+mechanism that ran by one ``params`` key naming its kind. The kind's row holds
+everything the accounting does with it:
+
+* ``epsilons(value, delta)``: the epsilon(s) a record at ``delta`` may state
+  (the rule its ``PrivacySpend`` constructor uses), after validating
+  ``value``; a record stating any other budget is refused, so that the plain
+  sum (its budget) and the tight composition (its description) never
+  disagree;
+* ``pure``: whether the record's delta must be 0;
+* ``pair(value)``: the hashable arguments of a dominating pair of the
+  mechanism (Zhu, Dong and Wang 2022);
+* ``pld(*pair, count)``: dp-accounting's privacy loss distribution of
+  ``count`` compositions of that pair (``_pld.py`` composes the ledger).
+
+The rows are checked in table order, the first key present describes the
+record. A new kind is a row, its ``PrivacySpend`` constructor and its tests
+(see "A mechanism's exact description for tight totals" in the developers'
+guide).
+"""
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+
+from ..utils import check_nonnegative
+from ._gaussian import gaussian_epsilon
+from ._subsampled import _dp_accounting, subsampled_spend_epsilons
+
+__all__ = ["DESCRIPTIONS", "Description", "DISCRETISATION"]
+
+# dp-accounting's default grid of privacy-loss values.
+DISCRETISATION = 1e-4
+
+
+@dataclass(frozen=True)
+class Description:
+    """One kind of described mechanism (see the module docstring)."""
+
+    epsilons: Callable
+    pure: bool
+    pair: Callable
+    pld: Callable
+
+
+# ----------------------------------------------------------------- validation
+
+
+def _epsilon(key, epsilon):
+    epsilon = check_nonnegative(epsilon, f"params[{key!r}] epsilon")
+    if not math.isfinite(epsilon):
+        raise ValueError(f"params[{key!r}] needs a finite epsilon; got {epsilon!r}.")
+    return float(epsilon)
+
+
+def _two(key, value, names):
+    if not isinstance(value, tuple) or len(value) != 2:
+        raise ValueError(f"params[{key!r}] must be a tuple ({names}); got {value!r}.")
+    return value
+
+
+def _count(key, name, count, minimum):
+    if isinstance(count, bool) or not isinstance(count, Integral) or count < minimum:
+        raise ValueError(f"params[{key!r}] needs an integer {name} >= {minimum}; got {count!r}.")
+    return int(count)
+
+
+# --------------------------------------------------------- loss distributions
+
+
+def _identity():
+    return _dp_accounting().pld.privacy_loss_distribution.identity(
+        value_discretization_interval=DISCRETISATION)
+
+
+def _self_compose(one, count):
+    # Composed here, not through SelfComposedDpEvent: dp-accounting 0.6's PLD
+    # accountant composes a RandomizedResponseDpEvent once whatever its count.
+    return one.self_compose(count) if count > 1 else one
+
+
+@functools.lru_cache(maxsize=64)
+def _randomized_response(epsilon, n_outputs):
+    """K-ary randomized response's PLD (replace one: its two output laws)."""
+    if epsilon == 0:
+        return _identity()
+    dpa = _dp_accounting()
+    # dp-accounting's parametrisation: with probability noise_parameter the
+    # output is uniform over the K buckets, else the true one.
+    noise = n_outputs / (math.exp(epsilon) + n_outputs - 1)
+    return dpa.pld.privacy_loss_distribution.from_randomized_response(
+        noise, n_outputs, value_discretization_interval=DISCRETISATION,
+        neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE,
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _bounded_range(epsilon):
+    """The dominating pair of every ``epsilon``-bounded-range mechanism, as a PLD.
+
+    Its privacy loss has the density ``e^((epsilon + l) / 2) / (2 (e^epsilon -
+    1))`` on ``[-epsilon, epsilon]`` under the first law (and, the pair being
+    symmetric, the mirror image under the second). Pessimistic discretisation:
+    the mass of each grid interval goes to its upper end.
+    """
+    if epsilon == 0:
+        return _identity()
+    h = DISCRETISATION
+    index = np.arange(math.ceil(-epsilon / h), math.ceil(epsilon / h) + 1)
+    upper = np.minimum(index * h, epsilon)
+    lower = np.maximum((index - 1) * h, -epsilon)
+    # The loss's distribution function is expm1((epsilon + l) / 2) / expm1(epsilon).
+    mass = (np.expm1((epsilon + upper) / 2) - np.expm1((epsilon + lower) / 2)) / math.expm1(
+        epsilon)
+    return _dp_accounting().pld.privacy_loss_distribution.PrivacyLossDistribution.\
+        create_from_rounded_probability(
+            dict(zip(index.tolist(), mass.tolist(), strict=True)), 0.0, h,
+            pessimistic_estimate=True, symmetric=True,
+        )
+
+
+@functools.lru_cache(maxsize=64)
+def _subsampled_step(sigma, q, replace_one):
+    """One Poisson-subsampled Gaussian step's PLD, cached.
+
+    A ceiling check with a slack composes the same DP-SGD run again at every
+    spend, with a growing count.
+    """
+    dpa = _dp_accounting()
+    relation = dpa.NeighboringRelation
+    return dpa.pld.privacy_loss_distribution.from_gaussian_mechanism(
+        sigma, sampling_prob=q, value_discretization_interval=DISCRETISATION,
+        neighboring_relation=relation.REPLACE_ONE if replace_one else relation.ADD_OR_REMOVE_ONE,
+    )
+
+
+def _laplace_pld(epsilon, per_record, count):
+    if epsilon == 0:
+        return _identity()
+    # Lap(0, 1 / epsilon) against Lap(1, 1 / epsilon): the scale per unit shift.
+    one = _dp_accounting().pld.privacy_loss_distribution.from_laplace_mechanism(
+        1.0 / epsilon, sensitivity=1.0, value_discretization_interval=DISCRETISATION)
+    return _self_compose(one, per_record * count)
+
+
+def _gaussian_pld(mu, count):
+    if mu == 0:  # a release no label moves
+        return _identity()
+    # count Gaussians of sensitivity mu are one of sensitivity sqrt(count) mu.
+    return _dp_accounting().pld.privacy_loss_distribution.from_gaussian_mechanism(
+        1.0 / (math.sqrt(count) * mu), value_discretization_interval=DISCRETISATION)
+
+
+# ----------------------------------------------------------------- the rows
+
+
+def _randomized_response_epsilons(value, delta):
+    epsilon, n_outputs = _two("randomized_response", value, "epsilon, n_outputs")
+    _count("randomized_response", "n_outputs", n_outputs, 2)
+    return [_epsilon("randomized_response", epsilon)]
+
+
+def _laplace_epsilons(value, delta):
+    epsilon, count = _two("laplace", value, "epsilon, count")
+    return [_epsilon("laplace", epsilon) * _count("laplace", "count", count, 1)]
+
+
+def _gaussian_epsilons(mu, delta):
+    # The exact privacy profile at the record's delta (Balle and Wang 2018).
+    mu = check_nonnegative(mu, "params['gaussian']")
+    return [gaussian_epsilon(mu, delta) if delta > 0 or mu == 0 else math.inf]
+
+
+def _subsampled(key, replace_one):
+    return Description(
+        # Lazy: the cheap Renyi-DP bound first, the PLD's only if needed.
+        epsilons=lambda value, delta: subsampled_spend_epsilons(value, delta, key),
+        pure=False,
+        pair=lambda value: (*(float(v) for v in value[:2]), int(value[2]), replace_one),
+        pld=lambda sigma, q, steps, replace, count: _subsampled_step(
+            sigma, q, replace).self_compose(steps * count),
+    )
+
+
+def _pure_epsilon_row(key, pld):
+    return Description(
+        epsilons=lambda epsilon, delta: [_epsilon(key, epsilon)],
+        pure=True,
+        pair=lambda epsilon: (float(epsilon),),
+        pld=pld,
+    )
+
+
+DESCRIPTIONS = {
+    # K-ary randomized response (Warner 1965): its two output laws.
+    "randomized_response": Description(
+        epsilons=_randomized_response_epsilons,
+        pure=True,
+        pair=lambda value: (float(value[0]), int(value[1])),
+        pld=lambda epsilon, n_outputs, count: _self_compose(
+            _randomized_response(epsilon, n_outputs), count),
+    ),
+    # DP-SGD under a label change (replace one), then under add/remove.
+    "subsampled_gaussian_label": _subsampled("subsampled_gaussian_label", True),
+    "subsampled_gaussian": _subsampled("subsampled_gaussian", False),
+    # A Gaussian of sensitivity mu noise stds: N(0, 1) against N(mu, 1).
+    "gaussian": Description(
+        epsilons=_gaussian_epsilons,
+        pure=False,
+        pair=lambda mu: (float(mu),),
+        pld=_gaussian_pld,
+    ),
+    # count Laplace releases, each moved by at most epsilon noise scales.
+    "laplace": Description(
+        epsilons=_laplace_epsilons,
+        pure=True,
+        pair=lambda value: (float(value[0]), int(value[1])),
+        pld=_laplace_pld,
+    ),
+    # RAPPOR: two bits move, each binary randomized response at epsilon / 2.
+    "rappor": _pure_epsilon_row(
+        "rappor",
+        lambda epsilon, count: _randomized_response(epsilon / 2.0, 2).self_compose(2 * count)),
+    # An epsilon-bounded-range selection (Durfee and Rogers 2019).
+    "bounded_range": _pure_epsilon_row(
+        "bounded_range", lambda epsilon, count: _self_compose(_bounded_range(epsilon), count)),
+}
