@@ -11,6 +11,8 @@ through ``classes_``, and the fitted privacy attributes.
 import copy
 import warnings
 from abc import ABCMeta, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
@@ -60,7 +62,7 @@ from .utils import (
     spawn_generators,
 )
 from .utils._dask import class_labels, class_probabilities
-from .utils._logging import logger
+from .utils._logging import logger, user_stacklevel
 
 
 def _estimator_has(attr):
@@ -247,6 +249,82 @@ class DiscardOnFailureMixin:
             delattr(self, name)
 
 
+@dataclass(frozen=True)
+class PreparedFit:
+    """What a fit knows before its plan: validated inputs and the labels' public frame.
+
+    Attributes
+    ----------
+    X : object
+        The features as the estimator uses them.
+    target : object
+        The public frame of the labels that ``_plan_fit`` receives: the label
+        set ``classes`` of a classifier, the ``label_range`` of a regressor.
+    check_target : object
+        What ``_check_before_charge`` receives of it: the number of classes,
+        or the label range.
+    labels : callable (epsilon) -> PrivateLabels
+        The door to the true labels, opened after the charge.
+    attributes : dict
+        Fitted attributes of the labels' public frame (``classes_``,
+        ``label_range_``, a dask DataFrame's ``feature_names_in_``), set when
+        the fit succeeds.
+    """
+
+    X: object
+    target: object
+    check_target: object
+    labels: Callable
+    attributes: dict
+
+
+class LabelDPFitTemplate(DiscardOnFailureMixin):
+    """The one fit of every label-DP estimator, classifier or regressor.
+
+    1. :meth:`_prepare_fit` (the subclass's): validation, and the labels'
+       public frame (the label set, or the label range);
+    2. ``fit_params_of(X)``: the checked ``fit`` metadata;
+    3. :meth:`_plan_fit`: everything decided from public data, and the whole
+       :class:`~sklearn_labeldp.accounting.PrivacySpend`;
+    4. :meth:`_check_before_charge`: label-free checks (trial fits);
+    5. the charge to the accountant (a ``BudgetError`` here costs nothing);
+    6. :meth:`_fit_private`, the only hook that receives the labels, through
+       :class:`PrivateLabels`; what follows its releases is post-processing.
+
+    The fitted attributes it returns, the labels' public frame and the
+    privacy attributes (``privacy_spend_``, ``epsilon_``, ``delta_``) are then
+    set; a fit that fails leaves none (:class:`DiscardOnFailureMixin`).
+    """
+
+    def _fit(self, X, y, fit_params_of):
+        prepared = self._prepare_fit(X, y)
+        X = prepared.X
+        fit_params = fit_params_of(X)
+        plan_rng, mechanism_rng, estimator_rng = spawn_generators(self.random_state, 3)
+        spend, plan = self._plan_fit(X, prepared.target, plan_rng)
+        self._check_before_charge(X, prepared.check_target, plan, fit_params)
+        accountant = default_accountant() if self.accountant is None else self.accountant
+        accountant.spend(spend)  # BudgetError here: no label used yet
+        logger.info("%s charged epsilon=%.6g, delta=%.6g (%s)", type(self).__name__,
+                    spend.epsilon, spend.delta, spend.mechanism)
+        fitted = self._fit_private(X, prepared.labels(spend.epsilon), plan, fit_params,
+                                   mechanism_rng, estimator_rng)
+        forget_derived_seeds(fitted)  # nothing internally derived is handed back
+        for name, value in {**fitted, **prepared.attributes}.items():
+            setattr(self, name, value)
+        self.privacy_spend_ = spend
+        self.epsilon_ = spend.epsilon
+        self.delta_ = spend.delta
+        if self._logs_resolved_settings and hasattr(self, "mechanism_params_"):
+            logger.debug("%s resolved %s", type(self).__name__, self.mechanism_params_)
+
+    # Whether mechanism_params_ holds resolved settings only, logged at DEBUG. A
+    # regressor's also holds values computed from its DP release (RR-on-Bins'
+    # outputs under a DP prior): in the model, not in the log, so that the log
+    # says the same whatever the labels.
+    _logs_resolved_settings = True
+
+
 class ReplayKeyWarningMixin:
     """Warn when a fitted private model whose ``random_state`` the user gave is pickled.
 
@@ -282,16 +360,17 @@ class ReplayKeyWarningMixin:
 
 
 class BaseLabelDPClassifier(
-    DiscardOnFailureMixin, ReplayKeyWarningMixin, ClassifierMixin, BaseEstimator,
+    LabelDPFitTemplate, ReplayKeyWarningMixin, ClassifierMixin, BaseEstimator,
     metaclass=ABCMeta,
 ):
     """Base class for classifiers whose fit is label-DP.
 
-    The fit is a template: validate ``X`` and ``y``, settle the label set,
-    let the subclass plan the fit from public information (:meth:`_plan_fit`,
-    which also returns the whole privacy spend), charge the accountant, and
-    only then hand the labels, wrapped in :class:`PrivateLabels`, to
-    :meth:`_fit_private`. A fit that fails leaves no fitted attribute behind.
+    The fit is :class:`LabelDPFitTemplate`'s: validate ``X`` and ``y``, settle
+    the label set, let the subclass plan the fit from public information
+    (:meth:`_plan_fit`, which also returns the whole privacy spend), charge the
+    accountant, and only then hand the labels, wrapped in
+    :class:`PrivateLabels`, to :meth:`_fit_private`. A fit that fails leaves
+    no fitted attribute behind.
     """
 
     # What a fit returns, as an allowlist of attribute paths (fnmatch patterns
@@ -363,7 +442,7 @@ class BaseLabelDPClassifier(
                 "from y, which reveals which labels occur in the private data. Pass "
                 "`classes` explicitly to avoid this leak.",
                 PrivacyLeakWarning,
-                stacklevel=6,  # the caller of fit
+                stacklevel=user_stacklevel(),
 
             )
             classes = np.unique(y)
@@ -407,38 +486,17 @@ class BaseLabelDPClassifier(
         classes, codes = self._encode_labels(y)
         return X, classes, codes
 
-    def _fit(self, X, y, route_fit_params):
+    def _prepare_fit(self, X, y):
         feature_names = None
         if is_dask_frame(X, y):
             X, y, feature_names = self._dask_frames_as_arrays(X, y)
         X, classes, codes = self._prepare_Xy(X, y)
-        fit_params = route_fit_params(X)
-        plan_rng, mechanism_rng, estimator_rng = spawn_generators(self.random_state, 3)
-        spend, plan = self._plan_fit(X, classes, plan_rng)
-        self._check_before_charge(X, classes.size, plan, fit_params)
-        accountant = default_accountant() if self.accountant is None else self.accountant
-        accountant.spend(spend)  # BudgetError here: no label used yet
-        logger.info("%s charged epsilon=%.6g, delta=%.6g (%s)", type(self).__name__,
-                    spend.epsilon, spend.delta, spend.mechanism)
-        fitted = self._fit_private(
-            X,
-            PrivateLabels(codes, classes.size, spend.epsilon),
-            plan,
-            fit_params,
-            mechanism_rng,
-            estimator_rng,
-        )
-        forget_derived_seeds(fitted)  # nothing internally derived is handed back
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.classes_ = classes
-        self.privacy_spend_ = spend
-        self.epsilon_ = spend.epsilon
-        self.delta_ = spend.delta
+        attributes = {"classes_": classes}
         if feature_names is not None:  # as validate_data records a pandas DataFrame's
-            self.feature_names_in_ = feature_names
-        if hasattr(self, "mechanism_params_"):
-            logger.debug("%s resolved %s", type(self).__name__, self.mechanism_params_)
+            attributes["feature_names_in_"] = feature_names
+        return PreparedFit(X, classes, classes.size,
+                           lambda epsilon: PrivateLabels(codes, classes.size, epsilon),
+                           attributes)
 
     def _dask_frames_as_arrays(self, X, y):
         """A dask DataFrame/Series as dask arrays (fitted blockwise where supported),

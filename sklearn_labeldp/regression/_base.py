@@ -1,9 +1,9 @@
-"""The fit template of the label-DP regressors.
+"""The base of the label-DP regressors: what their fit has of its own.
 
-The same one-way flow as the classifiers' (``_base.py``): validate the public
-inputs and the format of ``y``, settle the public label range, plan the fit
-and its whole privacy spend from public information, run the label-free
-checks, charge, and only then hand the labels, wrapped in
+The fit is the classifiers' template (``_base.py``'s ``LabelDPFitTemplate``):
+validate the public inputs and the format of ``y``, settle the public label
+range, plan the fit and its whole privacy spend from public information, run
+the label-free checks, charge, and only then hand the labels, wrapped in
 :class:`~sklearn_labeldp._private_labels.PrivateLabels` (its real-valued form),
 to :meth:`_fit_private`. A failed fit leaves no fitted attribute.
 """
@@ -17,13 +17,13 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _num_samples
 
-from .._base import DiscardOnFailureMixin, ReplayKeyWarningMixin
+from .._base import LabelDPFitTemplate, PreparedFit, ReplayKeyWarningMixin
 from .._private_labels import PrivateLabels, check_real_labels
-from ..accounting import BudgetAccountant, default_accountant
+from ..accounting import BudgetAccountant
 from ..exceptions import PrivacyLeakWarning
 from ..mechanisms._regression import _check_label_range
-from ..utils import SECURE, forget_derived_seeds, spawn_generators
-from ..utils._logging import logger
+from ..utils import SECURE
+from ..utils._logging import user_stacklevel
 
 __all__ = ["BaseLabelDPRegressor", "check_label_range"]
 
@@ -42,9 +42,14 @@ def check_label_range(label_range):
     return _check_label_range(label_range)
 
 
-class BaseLabelDPRegressor(DiscardOnFailureMixin, ReplayKeyWarningMixin, RegressorMixin,
+class BaseLabelDPRegressor(LabelDPFitTemplate, ReplayKeyWarningMixin, RegressorMixin,
                            BaseEstimator, metaclass=ABCMeta):
     """Base class of the regressors whose fit is label-DP.
+
+    The fit is :class:`~sklearn_labeldp._base.LabelDPFitTemplate`'s, the
+    classifiers' too; what is the regressors' own is the labels' public frame
+    (:meth:`_prepare_fit`: real labels, checked, and the public label range)
+    and the ``fit`` metadata (:meth:`_fit_params`).
 
     Subclasses implement :meth:`_validate_X` (the features they accept),
     :meth:`_plan_fit` and :meth:`_fit_private`, and declare ``_dp_outputs``
@@ -52,6 +57,7 @@ class BaseLabelDPRegressor(DiscardOnFailureMixin, ReplayKeyWarningMixin, Regress
     :class:`~sklearn_labeldp._base.BaseLabelDPClassifier`).
     """
 
+    _logs_resolved_settings = False  # mechanism_params_ holds DP-derived values too
     _dp_outputs: tuple = ()
     _derived_attributes: tuple = (
         "label_range_",
@@ -106,7 +112,7 @@ class BaseLabelDPRegressor(DiscardOnFailureMixin, ReplayKeyWarningMixin, Regress
             "smallest and largest label of y, which reveals them. Pass the public range "
             "of the labels as label_range=(low, high) to avoid this leak.",
             PrivacyLeakWarning,
-            stacklevel=5,  # the caller of fit
+            stacklevel=user_stacklevel(),
         )
         low, high = float(y.min()), float(y.max())
         if low == high:  # one label value: any range holding it; the width is the scale
@@ -128,9 +134,9 @@ class BaseLabelDPRegressor(DiscardOnFailureMixin, ReplayKeyWarningMixin, Regress
         -------
         self : object
         """
-        return self._fit_or_discard(X, y, None)
+        return self._fit_or_discard(X, y, lambda X: self._fit_params(X, None))
 
-    def _fit(self, X, y, sample_weight):
+    def _prepare_fit(self, X, y):
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None."
@@ -138,20 +144,6 @@ class BaseLabelDPRegressor(DiscardOnFailureMixin, ReplayKeyWarningMixin, Regress
         X = self._validate_X(X, reset=True)
         values = check_real_labels(y, _num_samples(X))
         label_range = self._label_range(values)
-        fit_params = self._fit_params(X, sample_weight)
-        plan_rng, mechanism_rng, estimator_rng = spawn_generators(self.random_state, 3)
-        spend, plan = self._plan_fit(X, label_range, plan_rng)
-        self._check_before_charge(X, label_range, plan, fit_params)
-        labels = PrivateLabels.real_valued(values, spend.epsilon)
-        accountant = default_accountant() if self.accountant is None else self.accountant
-        accountant.spend(spend)  # BudgetError here: no label used yet
-        logger.info("%s charged epsilon=%.6g, delta=%.6g (%s)", type(self).__name__,
-                    spend.epsilon, spend.delta, spend.mechanism)
-        fitted = self._fit_private(X, labels, plan, fit_params, mechanism_rng, estimator_rng)
-        forget_derived_seeds(fitted)
-        for name, value in fitted.items():
-            setattr(self, name, value)
-        self.label_range_ = label_range
-        self.privacy_spend_ = spend
-        self.epsilon_ = spend.epsilon
-        self.delta_ = spend.delta
+        return PreparedFit(X, label_range, label_range,
+                           lambda epsilon: PrivateLabels.real_valued(values, epsilon),
+                           {"label_range_": label_range})

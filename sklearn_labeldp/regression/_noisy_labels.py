@@ -267,7 +267,7 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         -------
         self : object
         """
-        return self._fit_or_discard(X, y, sample_weight)
+        return self._fit_or_discard(X, y, lambda X: self._fit_params(X, sample_weight))
 
     def _fit_params(self, X, sample_weight):
         if sample_weight is None:
