@@ -53,7 +53,7 @@ from sklearn_labeldp.accounting import (
     gaussian_epsilon,
     gaussian_sigma_for_approx_dp,
 )
-from sklearn_labeldp.accounting._subsampled import bounded_label_change_epsilon
+from sklearn_labeldp.accounting._label_change import bounded_label_change_epsilon
 from sklearn_labeldp.linear_model import DPLeastSquaresClassifier, DPLogisticRegression
 from sklearn_labeldp.linear_model._calibration import (
     first_order_params,

@@ -6,13 +6,15 @@ from ._budget import PrivacyBudget, PrivacySpend, compose_parallel, compose_sequ
 from ._default import DEFAULT_LEDGER_ENV, default_accountant
 from ._gaussian import calibrate_gaussian_sigma, gaussian_delta, gaussian_epsilon, gaussian_mu
 from ._group_privacy import group_privacy_example_budget, group_privacy_label_budget
+from ._label_change import (
+    calibrate_dp_sgd_label_change,
+    subsampled_gaussian_label_epsilon,
+    subsampled_gaussian_label_noise_multiplier,
+)
 from ._subsampled import (
     SUBSAMPLED_GAUSSIAN_METHODS,
     calibrate_dp_sgd,
-    calibrate_dp_sgd_label_change,
     subsampled_gaussian_epsilon,
-    subsampled_gaussian_label_epsilon,
-    subsampled_gaussian_label_noise_multiplier,
     subsampled_gaussian_noise_multiplier,
 )
 from ._zcdp import (

@@ -15,7 +15,6 @@ from sklearn.utils.validation import _num_samples
 
 from .._base import (
     BaseLabelDPMetaClassifier,
-    CodeClassifierPredictMixin,
     _rows_with_missing_values,
     quick_trial,
     quiet,
@@ -23,6 +22,7 @@ from .._base import (
     subset_fit_params,
     trial_codes,
 )
+from .._predict import CodeClassifierPredictMixin
 from .._target_adapters import (
     fit_semi_supervised_targets,
     learns_semi_supervised,

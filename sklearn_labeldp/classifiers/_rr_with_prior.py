@@ -13,10 +13,10 @@ from sklearn.utils.validation import _num_samples
 
 from .._base import (
     BaseLabelDPMetaClassifier,
-    CodeClassifierPredictMixin,
     subset_fit_params,
     trial_codes,
 )
+from .._predict import CodeClassifierPredictMixin
 from .._target_adapters import ReusableTargets, TargetReuseMixin
 from ..accounting import PrivacyBudget, PrivacySpend
 from ..mechanisms import (

@@ -26,7 +26,7 @@ before any label is read, and a fitted model exposes them as
 - DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1): full
   batch by the exact Gaussian, Poisson minibatches by the label change's
   dominating pairs
-  (:func:`~sklearn_labeldp.accounting._subsampled.calibrate_bounded_label_change`,
+  (:func:`~sklearn_labeldp.accounting._label_change.calibrate_bounded_label_change`,
   privacy loss distributions, no group privacy): :func:`first_order_params`.
 
 Whatever ``privacy`` is, ``(epsilon, delta)`` is the budget charged on the
@@ -43,7 +43,7 @@ removing one for the Gaussian solvers.
 import math
 
 from ..accounting import calibrate_gaussian_sigma
-from ..accounting._subsampled import calibrate_bounded_label_change
+from ..accounting._label_change import calibrate_bounded_label_change
 from ._losses import LogisticLoss
 
 # Objective and output perturbation are calibrated beside their mechanism, in
@@ -406,7 +406,7 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
       ``T`` compositions of the Poisson-subsampled Gaussian mechanism (Abadi et
       al. 2016), accounted for the label change directly (no group privacy)
       by
-      :func:`~sklearn_labeldp.accounting._subsampled.calibrate_bounded_label_change`:
+      :func:`~sklearn_labeldp.accounting._label_change.calibrate_bounded_label_change`:
       every clipped gradient has norm ``<= B = min(C, sqrt(m))`` and a label
       change moves it by ``<= D = min(2 C, Delta)``, so the replace-one pair
       ``+-B`` dominates each step and, with two classes (the gradients ``(p -

@@ -41,7 +41,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
+from .._base import BaseLabelDPClassifier
+from .._predict import DecisionFunctionPredictMixin
 from ..utils import is_dask
 from ._calibration import (
     DEFAULT_AUTO_C,

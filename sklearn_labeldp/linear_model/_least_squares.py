@@ -15,7 +15,8 @@ from scipy.linalg import cho_factor, cho_solve
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import BaseLabelDPClassifier, DecisionFunctionPredictMixin
+from .._base import BaseLabelDPClassifier
+from .._predict import DecisionFunctionPredictMixin
 from ..accounting import PrivacySpend, gaussian_epsilon
 from ..utils import check_generator, is_dask
 from ._calibration import calibrate_exact_gaussian_releases, gaussian_release_mus

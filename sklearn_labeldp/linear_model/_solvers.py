@@ -219,7 +219,7 @@ class _FirstOrder(_Solver):
     each example's norm bound ``B``) or, with two classes,
     ``"subsampled_gaussian": (std / D, q, T)`` (the add/remove pair of the
     label change's bound ``D``, which dominates the label change there; see
-    :func:`~sklearn_labeldp.accounting._subsampled.bounded_label_change_epsilon`).
+    :func:`~sklearn_labeldp.accounting._label_change.bounded_label_change_epsilon`).
     Either is a dominating pair of the label change, so the ledger's exact
     composition (and the Renyi-DP one of a ``"subsampled_gaussian"`` entry) is
     valid for its relation. The add/remove guarantee of the run (clipping norm

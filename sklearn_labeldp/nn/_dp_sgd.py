@@ -26,10 +26,10 @@ from torch.optim.lr_scheduler import ReduceLROnPlateau
 
 from .._base import (
     BaseLabelDPMetaClassifier,
-    CodeClassifierPredictMixin,
     seed_estimator,
     trial_codes,
 )
+from .._predict import CodeClassifierPredictMixin
 from ..accounting import (
     SUBSAMPLED_GAUSSIAN_METHODS,
     PrivacySpend,

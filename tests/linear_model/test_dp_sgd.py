@@ -23,12 +23,11 @@ from sklearn_labeldp.accounting import (
     subsampled_gaussian_epsilon,
     zcdp_to_approx_dp,
 )
-from sklearn_labeldp.accounting._subsampled import (
-    SUBSAMPLED_GAUSSIAN_METHODS,
+from sklearn_labeldp.accounting._label_change import (
     bounded_label_change_epsilon,
     calibrate_bounded_label_change,
-    calibrate_dp_sgd,
 )
+from sklearn_labeldp.accounting._subsampled import SUBSAMPLED_GAUSSIAN_METHODS, calibrate_dp_sgd
 from sklearn_labeldp.exceptions import ReleaseError
 from sklearn_labeldp.linear_model import DPLogisticRegression, _first_order, _solvers
 from sklearn_labeldp.linear_model._calibration import (

@@ -15,7 +15,7 @@ import pytest
 from scipy.stats import norm
 
 from sklearn_labeldp.accounting import BudgetAccountant, calibrate_dp_sgd
-from sklearn_labeldp.accounting._subsampled import bounded_label_change_epsilon
+from sklearn_labeldp.accounting._label_change import bounded_label_change_epsilon
 from sklearn_labeldp.linear_model import DPLinearSVC, DPLogisticRegression
 from sklearn_labeldp.linear_model._erm import _feature_map
 from sklearn_labeldp.linear_model._losses import LogisticLoss
