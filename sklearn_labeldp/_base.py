@@ -163,6 +163,29 @@ class TrialTypeError(ValueError, TypeError):
     callers that expect the base's type, as with scikit-learn's meta-estimators."""
 
 
+def trial_fit(owner, fit, *, estimator, where, parameter="estimator", role="base estimator",
+              hint=""):
+    """Run ``fit()``, a label-free trial of ``estimator`` on ``where``, warnings ignored.
+
+    Its failure becomes the configuration error of ``owner`` that says no
+    budget was spent (it is raised before the charge), naming the ``parameter``
+    that holds ``estimator``; a ``TypeError`` (e.g. an object the base cannot
+    read as a number) stays one, as for scikit-learn's meta-estimators, and is
+    a ``ValueError`` too (:class:`TrialTypeError`).
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit()
+    except Exception as exc:
+        error = TrialTypeError if isinstance(exc, TypeError) else ValueError
+        raise error(
+            f"{type(owner).__name__}: the {role} (parameter `{parameter}`, "
+            f"{type(estimator).__name__}) failed a trial fit on {where} "
+            f"with label-free targets, so no budget was spent: {exc}{hint}"
+        ) from exc
+
+
 # Rows of the public data used by the trial fit that precedes any budget charge.
 _TRIAL_ROWS = 64
 
@@ -606,9 +629,14 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
         rows = trial_rows(X, n_rows)
         estimator = seed_estimator(clone(self._get_estimator()), np.random.default_rng(0))
         quick_trial(estimator)
-        self._trial_fit(
-            estimator,
-            f"{n_rows} public rows",
+        hint = ""
+        if is_regressor(estimator) and not get_tags(estimator).target_tags.multi_output:
+            hint = (
+                " A regressor must predict one output per class here: wrap a "
+                "single-output regressor in sklearn.multioutput.MultiOutputRegressor."
+            )
+        trial_fit(
+            self,
             lambda: self._fit_trial_targets(
                 estimator,
                 _safe_indexing(X, rows),
@@ -616,33 +644,10 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
                 subset_fit_params(fit_params, rows, _num_samples(X)),
                 full_size=n_rows == smallest,
             ),
+            estimator=estimator,
+            where=f"{n_rows} public rows",
+            hint=hint,
         )
-
-    def _trial_fit(self, estimator, where, fit):
-        """Run ``fit()``, a label-free trial of ``estimator`` on ``where``, warnings ignored.
-
-        Its failure becomes the configuration error that says no budget was
-        spent (it is raised before the charge).
-        """
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fit()
-        except Exception as exc:
-            hint = ""
-            if is_regressor(estimator) and not get_tags(estimator).target_tags.multi_output:
-                hint = (
-                    " A regressor must predict one output per class here: wrap a "
-                    "single-output regressor in sklearn.multioutput.MultiOutputRegressor."
-                )
-            # A TypeError (e.g. an object the base cannot read as a number) stays
-            # one, as for scikit-learn's meta-estimators, and is a ValueError too.
-            error = TrialTypeError if isinstance(exc, TypeError) else ValueError
-            raise error(
-                f"{type(self).__name__}: the base estimator (parameter `estimator`, "
-                f"{type(estimator).__name__}) failed a trial fit on {where} "
-                f"with label-free targets, so no budget was spent: {exc}{hint}"
-            ) from exc
 
     def _new_estimator(self, rng):
         """A fresh, seeded clone of the base estimator."""

@@ -21,6 +21,7 @@ from .._base import (
     seed_estimator,
     subset_fit_params,
     trial_codes,
+    trial_fit,
 )
 from .._predict import CodeClassifierPredictMixin
 from .._target_adapters import (
@@ -562,7 +563,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
                     "query; PATE needs a classifier as `estimator`."
                 )
 
-        self._trial_fit(teacher, f"the {part.size} rows of a teacher's part", vote)
+        trial_fit(self, vote, estimator=teacher, where=f"the {part.size} rows of a teacher's part")
 
     def _check_before_charge(self, X, n_classes, plan, fit_params):
         """Trial-fit a teacher (see :meth:`_try_teacher`) and the student on label-free targets."""
@@ -583,18 +584,13 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         queries = plan["queries"]
         X_student, targets, _ = _teacher_data(
             student, X, queries, trial_codes(queries.size, n_classes), {}, _num_samples(X))
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                fit_semi_supervised_targets(student, X_student, targets, {})
-                student.predict(_safe_indexing(X_student, [0]))
-        except Exception as exc:
-            raise ValueError(
-                f"{type(self).__name__}: the student (parameter `student`, "
-                f"{type(student).__name__}) failed a trial fit on the rows it gets "
-                f"({_num_samples(X_student)}) with label-free targets, so no budget was "
-                f"spent: {exc}"
-            ) from exc
+
+        def fit():
+            fit_semi_supervised_targets(student, X_student, targets, {})
+            student.predict(_safe_indexing(X_student, [0]))
+
+        trial_fit(self, fit, estimator=student, parameter="student", role="student",
+                  where=f"the rows it gets ({_num_samples(X_student)})")
 
     def _quiet_teacher(self):
         """The teachers' template: the base estimator with every ``verbose`` at 0.

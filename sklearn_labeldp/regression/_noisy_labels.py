@@ -7,7 +7,6 @@ unbiased randomizer of Badanidiyuru et al. (2023). The prior of the first two
 is public, or a DP histogram of the labels that spends part of the budget.
 """
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,11 +23,11 @@ from sklearn.utils.validation import (
 
 from .._base import (
     _TRIAL_ROWS,
-    TrialTypeError,
     check_sample_weight,
     quick_trial,
     seed_estimator,
     subset_fit_params,
+    trial_fit,
     trial_rows,
 )
 from .._target_adapters import (
@@ -355,18 +354,13 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         estimator = quick_trial(seed_estimator(clone(self._get_estimator()),
                                                np.random.default_rng(0)))
         targets = np.linspace(label_range[0], label_range[1], rows.size)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                estimator.fit(_safe_indexing(X, rows), targets,
-                              **subset_fit_params(fit_params, rows, _num_samples(X)))
-        except Exception as exc:
-            error = TrialTypeError if isinstance(exc, TypeError) else ValueError
-            raise error(
-                f"{type(self).__name__}: the base estimator (parameter `estimator`, "
-                f"{type(estimator).__name__}) failed a trial fit on {rows.size} public rows "
-                f"with label-free targets, so no budget was spent: {exc}"
-            ) from exc
+        trial_fit(
+            self,
+            lambda: estimator.fit(_safe_indexing(X, rows), targets,
+                                  **subset_fit_params(fit_params, rows, _num_samples(X))),
+            estimator=estimator,
+            where=f"{rows.size} public rows",
+        )
 
     # ------------------------------------------------------------ the release
 

@@ -201,7 +201,7 @@ RANDOMIZERS = {
 }
 
 
-def release_moments(mechanism, params, *, prior, label_range, loss="squared", delta=0.0):
+def release_moments(mechanism, params, *, prior, label_range):
     """``(scale, shift, shift_squares)`` of a fitted randomizer's release.
 
     Parameters
@@ -214,8 +214,6 @@ def release_moments(mechanism, params, *, prior, label_range, loss="squared", de
     prior : tuple (values, probabilities) or None
         The prior the randomizer used.
     label_range : tuple of float
-    loss : {"squared", "absolute"}, default="squared"
-    delta : float, default=0.0
 
     Returns
     -------
@@ -227,7 +225,9 @@ def release_moments(mechanism, params, *, prior, label_range, loss="squared", de
         of the range, which adds about ``step^2 / 12`` to the variance: left
         out, some ``10^-13`` of the squared range.
     """
-    setting = RandomizerSetting(params["mechanism_epsilon"], delta, tuple(label_range), loss)
+    # The moments read the randomizer's epsilon, the range and the recorded
+    # parameters only; the loss and delta were spent on those parameters.
+    setting = RandomizerSetting(params["mechanism_epsilon"], 0.0, tuple(label_range), "squared")
     return RANDOMIZERS[mechanism].moments(setting, params, prior)
 
 
