@@ -128,7 +128,7 @@ def pate_rows(grid):
         else:
             sigma = confident_gnmax_sigmas(target, DELTA, n_queries, 2.0)[1]
             spend = confident_gnmax_spend(2.0 * sigma, sigma, n_queries, DELTA)
-        mu = spend.params["gaussian"]  # the composed Gaussian, sensitivity mu noise stds
+        mu = spend.description.value  # the composed Gaussian, sensitivity mu noise stds
         event = dpa.GaussianDpEvent(1.0 / mu)
         reference = _pld_epsilon(event, DELTA, dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
         before = _rdp_epsilon(event, DELTA)
@@ -285,16 +285,17 @@ def description_rows():
         s, mu, _ = clf._noise_multiplier()
         root = mu * s  # sqrt(W): the releases' label-change weight
         s_old = gaussian_sigma_for_approx_dp(eps, FIT_DELTA, sensitivity=root)
-        spend = PrivacySpend.leaf("DP least squares", eps, FIT_DELTA, gaussian=mu)
+        spend = PrivacySpend.leaf("DP least squares", eps, FIT_DELTA, description=("gaussian", mu))
         rows.append((f"DP least squares ({formulation})", N_FITS * eps, _tight(spend),
                      gaussian_epsilon(math.sqrt(N_FITS) * mu, total_delta), s_old / s))
     sigma_old = gaussian_sigma_for_approx_dp(eps, FIT_DELTA, sensitivity=math.sqrt(2))
     sigma = calibrate_gaussian_sigma(eps, FIT_DELTA, 2.0)
-    spend = PrivacySpend.leaf("Gaussian one-hot", eps, FIT_DELTA, gaussian=math.sqrt(2) / sigma)
+    spend = PrivacySpend.leaf("Gaussian one-hot", eps, FIT_DELTA,
+                              description=("gaussian", math.sqrt(2) / sigma))
     rows.append(("ALIBI, Gaussian one-hot (exact calibration)", N_FITS * eps, _tight(spend),
                  gaussian_epsilon(math.sqrt(N_FITS * 2) / sigma, total_delta), sigma_old / sigma))
     mu = math.sqrt(2 * approx_dp_to_zcdp(eps, FIT_DELTA))  # NoisyLabelRegressor's zCDP noise
-    spend = PrivacySpend.leaf("Gaussian label noise", eps, FIT_DELTA, gaussian=mu)
+    spend = PrivacySpend.leaf("Gaussian label noise", eps, FIT_DELTA, description=("gaussian", mu))
     rows.append(("Gaussian label noise (zCDP noise kept)", N_FITS * eps, _tight(spend),
                  gaussian_epsilon(math.sqrt(N_FITS) * mu, total_delta), 1.0))
     return rows

@@ -4,6 +4,7 @@ from ..exceptions import BudgetError, PrivacyLeakWarning
 from ._accountant import BudgetAccountant
 from ._budget import PrivacyBudget, PrivacySpend, compose_parallel, compose_sequential
 from ._default import DEFAULT_LEDGER_ENV, default_accountant
+from ._descriptions import MechanismDescription
 from ._gaussian import calibrate_gaussian_sigma, gaussian_delta, gaussian_epsilon, gaussian_mu
 from ._group_privacy import group_privacy_example_budget, group_privacy_label_budget
 from ._label_change import (
@@ -28,6 +29,7 @@ __all__ = [
     "BudgetAccountant",
     "BudgetError",
     "DEFAULT_LEDGER_ENV",
+    "MechanismDescription",
     "PrivacyBudget",
     "PrivacyLeakWarning",
     "PrivacySpend",

@@ -4,7 +4,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..utils import check_nonnegative
-from ._descriptions import DESCRIPTIONS
+from ._descriptions import DESCRIPTIONS, MechanismDescription
 from ._gaussian import gaussian_epsilon
 from ._subsampled import _check_subsampled_gaussian, subsampled_gaussian_epsilon
 
@@ -121,25 +121,31 @@ class PrivacySpend:
         What ran, e.g. ``"RRWithPrior"`` or ``"LP-MST"``.
     budget : PrivacyBudget
     params : dict
-        Public parameters of the run (eps per stage, sizes, ...).
+        Free-form public parameters of the run (eps per stage, sizes, ...).
     composition : {"leaf", "sequential", "parallel"}
     parts : tuple of PrivacySpend
+    description : MechanismDescription or None
+        A leaf's exact description of its mechanism, or ``None``.
 
     Notes
     -----
-    A leaf whose ``params`` has ``"subsampled_gaussian": (noise_multiplier,
-    sample_rate, steps)`` records a DP-SGD run (see :meth:`subsampled_gaussian`);
-    its budget is checked against dp-accounting's bound at its ``delta``, and
-    :meth:`BudgetAccountant.total_rdp_approx_dp` composes it in Renyi DP.
-    ``"subsampled_gaussian_label"`` records the same run accounted for a label
-    change (replace one), ``"randomized_response": (epsilon, n_outputs)`` a
-    K-ary randomized response (:meth:`randomized_response`), ``"gaussian":
-    mu`` a Gaussian mechanism of sensitivity ``mu`` noise stds
-    (:meth:`gaussian`), ``"laplace": (epsilon, count)`` ``count`` Laplace
-    releases at ``epsilon`` each (:meth:`laplace`) and ``"rappor": epsilon``
-    RAPPOR's unary encoding (:meth:`rappor`); each is checked against the
-    record's budget, and :meth:`BudgetAccountant.total` with a
-    ``slack`` composes such records exactly (privacy loss distributions).
+    A leaf's ``description`` says exactly which mechanism ran:
+    ``("subsampled_gaussian", (noise_multiplier, sample_rate, steps))`` a
+    DP-SGD run (see :meth:`subsampled_gaussian`), whose budget is checked
+    against dp-accounting's bound at its ``delta`` and which
+    :meth:`BudgetAccountant.total_rdp_approx_dp` composes in Renyi DP;
+    ``"subsampled_gaussian_label"`` the same run accounted for a label change
+    (replace one), ``("randomized_response", (epsilon, n_outputs))`` a K-ary
+    randomized response (:meth:`randomized_response`), ``("gaussian", mu)`` a
+    Gaussian mechanism of sensitivity ``mu`` noise stds (:meth:`gaussian`),
+    ``("laplace", (epsilon, count))`` ``count`` Laplace releases at
+    ``epsilon`` each (:meth:`laplace`), ``("rappor", epsilon)`` RAPPOR's unary
+    encoding (:meth:`rappor`) and ``("bounded_range", epsilon)`` a
+    bounded-range selection (:meth:`bounded_range`). The record's budget must
+    be one its description implies, and :meth:`BudgetAccountant.total` with a
+    ``slack`` composes such records exactly (privacy loss distributions). An
+    unknown kind is refused, and so is a description kind given as a free-form
+    parameter.
 
     Examples
     --------
@@ -154,6 +160,7 @@ class PrivacySpend:
     params: dict = field(default_factory=dict)
     composition: str = "leaf"
     parts: tuple = ()
+    description: MechanismDescription | None = None
 
     def __post_init__(self):
         # The accountant trusts ``budget``: refuse records that understate their parts.
@@ -164,12 +171,24 @@ class PrivacySpend:
                 raise ValueError("a leaf PrivacySpend has no parts.")
             if "rho" in self.params:
                 check_nonnegative(self.params["rho"], "params['rho']")
-            for key, row in DESCRIPTIONS.items():
-                if key in self.params:
-                    _check_described(self.mechanism, key, self.params[key], self.budget, (
-                        PrivacyBudget(epsilon, 0.0 if row.pure else self.budget.delta)
-                        for epsilon in row.epsilons(self.params[key], self.budget.delta)))
+            misplaced = [key for key in self.params if key in DESCRIPTIONS]
+            if misplaced:
+                kind = misplaced[0]
+                constructor = (f" (or build the record with PrivacySpend.{kind})"
+                               if hasattr(PrivacySpend, kind) else "")
+                raise ValueError(
+                    f"the record {self.mechanism!r} names the description kind {kind!r} "
+                    f"among its free-form params; pass it as description=({kind!r}, "
+                    f"value){constructor}."
+                )
+            if self.description is not None:
+                if not isinstance(self.description, MechanismDescription):
+                    raise TypeError("description must be a MechanismDescription; got "
+                                    f"{self.description!r}.")
+                _check_described(self.mechanism, self.description, self.budget)
             return
+        if self.description is not None:
+            raise ValueError("only a leaf PrivacySpend has a description.")
         if self.composition not in _COMPOSERS:
             raise ValueError(
                 f"composition must be 'leaf', 'sequential' or 'parallel'; got {self.composition!r}."
@@ -226,10 +245,42 @@ class PrivacySpend:
             return math.fsum(rhos)
         return max(rhos, default=0.0)
 
+    def __setstate__(self, state):
+        # Records pickled before descriptions had their own field (ledgers written
+        # by sklearn-labeldp < 0.3) kept the description among ``params``: read
+        # them as the same description. Kept for one release.
+        if "description" not in state:
+            params = dict(state.get("params", {}))
+            kinds = [key for key in params if key in DESCRIPTIONS]
+            state = {**state, "params": params, "description": (
+                MechanismDescription(kinds[0], params.pop(kinds[0])) if kinds else None)}
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+
     @classmethod
-    def leaf(cls, mechanism, epsilon, delta=0.0, **params):
-        """One run of one mechanism."""
-        return cls(mechanism, PrivacyBudget(epsilon, delta), dict(params))
+    def leaf(cls, mechanism, epsilon, delta=0.0, *, description=None, **params):
+        """One run of one mechanism.
+
+        Parameters
+        ----------
+        mechanism : str
+            What ran.
+        epsilon, delta : float
+            Its guarantee.
+        description : MechanismDescription or (kind, value) tuple, optional
+            The mechanism's exact description (see :class:`MechanismDescription`);
+            the budget must be one it implies.
+        **params
+            Free-form public parameters of the run.
+
+        Returns
+        -------
+        PrivacySpend
+        """
+        if description is not None and not isinstance(description, MechanismDescription):
+            description = MechanismDescription(*description)
+        return cls(mechanism, PrivacyBudget(epsilon, delta), dict(params),
+                   description=description)
 
     @classmethod
     def subsampled_gaussian(
@@ -246,8 +297,8 @@ class PrivacySpend:
         """A DP-SGD run: ``steps`` Poisson-subsampled Gaussian releases, reported at ``delta``.
 
         The budget is :func:`subsampled_gaussian_epsilon` at ``delta`` (add or
-        remove one example, as in Abadi et al. 2016). ``params`` records
-        ``"subsampled_gaussian": (noise_multiplier, sample_rate, steps)``, so
+        remove one example, as in Abadi et al. 2016). The record is described
+        by ``("subsampled_gaussian", (noise_multiplier, sample_rate, steps))``, so
         that :meth:`BudgetAccountant.total_rdp_approx_dp` can compose the run
         in Renyi DP with other spends, and, for ``sample_rate = 1``, the exact
         ``"rho" = steps / (2 noise_multiplier^2)`` (Bun and Steinke 2016).
@@ -283,37 +334,38 @@ class PrivacySpend:
             noise_multiplier, sample_rate, steps, delta, method=method
         )
         value = _check_subsampled_gaussian(noise_multiplier, sample_rate, steps)
-        params["subsampled_gaussian"] = value
         if value[1] == 1:
             params["rho"] = value[2] / (2.0 * value[0] ** 2)
-        return cls.leaf(mechanism, epsilon, delta, **params)
+        return cls.leaf(mechanism, epsilon, delta,
+                        description=("subsampled_gaussian", value), **params)
 
     @classmethod
     def randomized_response(cls, epsilon, n_outputs, *, mechanism="randomized response",
                             **params):
         """K-ary randomized response (Warner 1965) at ``epsilon``: a described pure leaf.
 
-        ``params`` records ``"randomized_response": (epsilon, n_outputs)``, the
-        mechanism's exact description, so that :meth:`BudgetAccountant.total`
+        The record is described by ``("randomized_response", (epsilon,
+        n_outputs))``, the mechanism's exact description, so that :meth:`BudgetAccountant.total`
         with a ``slack`` composes it as K-ary randomized response rather than
         as the worst ``epsilon``-DP mechanism (binary randomized response).
 
         Examples
         --------
         >>> from sklearn_labeldp.accounting import PrivacySpend
-        >>> PrivacySpend.randomized_response(0.5, 3).params
-        {'randomized_response': (0.5, 3)}
+        >>> PrivacySpend.randomized_response(0.5, 3).description
+        MechanismDescription(kind='randomized_response', value=(0.5, 3))
         """
-        params["randomized_response"] = (float(epsilon), n_outputs)
-        return cls.leaf(mechanism, epsilon, **params)
+        return cls.leaf(mechanism, epsilon, description=(
+            "randomized_response", (float(epsilon), n_outputs)), **params)
 
     @classmethod
     def gaussian(cls, mu, delta, *, mechanism="Gaussian mechanism", **params):
         """A Gaussian mechanism of sensitivity ``mu`` noise stds, reported at ``delta``.
 
         The budget is the exact :func:`gaussian_epsilon` at ``delta`` (Balle
-        and Wang 2018). ``params`` records ``"gaussian": mu``, the dominating
-        pair ``N(0, 1)``, ``N(mu, 1)``, and ``"rho": mu^2 / 2`` (zCDP, Bun and
+        and Wang 2018). The record is described by ``("gaussian", mu)``, the
+        dominating pair ``N(0, 1)``, ``N(mu, 1)``, and ``params`` records
+        ``"rho": mu^2 / 2`` (zCDP, Bun and
         Steinke 2016), so that zCDP totals keep working. Above ``epsilon =
         700`` the description is left out (composed by the basic sum): the
         privacy loss distribution of so large a Gaussian would need a grid of
@@ -323,15 +375,14 @@ class PrivacySpend:
         --------
         >>> from sklearn_labeldp.accounting import PrivacySpend
         >>> spend = PrivacySpend.gaussian(1.0, 1e-5)
-        >>> round(spend.epsilon, 3), spend.params["gaussian"], spend.rho
+        >>> round(spend.epsilon, 3), spend.description.value, spend.rho
         (4.377, 1.0, 0.5)
         """
         mu = check_nonnegative(mu, "mu")
         epsilon = gaussian_epsilon(mu, delta)
-        if epsilon < _DESCRIBED_EPSILON:
-            params["gaussian"] = mu
         params.setdefault("rho", mu * mu / 2.0)
-        return cls.leaf(mechanism, epsilon, delta, **params)
+        return cls.leaf(mechanism, epsilon, delta, description=(
+            ("gaussian", mu) if epsilon < _DESCRIBED_EPSILON else None), **params)
 
     @classmethod
     def laplace(cls, epsilon, count=1, *, mechanism="Laplace mechanism", **params):
@@ -339,8 +390,8 @@ class PrivacySpend:
 
         Each release adds Laplace noise of scale ``b`` to a quantity that a
         label change moves by at most ``epsilon b`` (Dwork et al. 2006); the
-        record is pure ``count * epsilon``-DP (basic composition) and carries
-        ``"laplace": (epsilon, count)``, whose dominating pair is the product
+        record is pure ``count * epsilon``-DP (basic composition) and is
+        described by ``("laplace", (epsilon, count))``, whose dominating pair is the product
         of ``count`` pairs ``Lap(0, 1)``, ``Lap(epsilon, 1)``: a one-hot label
         plus Laplace noise (ALIBI, Malek et al. 2021) moves in two
         coordinates, ``count = 2`` at ``epsilon / 2`` each.
@@ -350,12 +401,12 @@ class PrivacySpend:
         --------
         >>> from sklearn_labeldp.accounting import PrivacySpend
         >>> spend = PrivacySpend.laplace(0.5, 2)
-        >>> spend.epsilon, spend.params
-        (1.0, {'laplace': (0.5, 2)})
+        >>> spend.epsilon, spend.description.value
+        (1.0, (0.5, 2))
         """
         epsilon = float(check_nonnegative(epsilon, "epsilon"))
-        params["laplace"] = (epsilon, count)
-        return cls.leaf(mechanism, epsilon * count, **params)
+        return cls.leaf(mechanism, epsilon * count, description=("laplace", (epsilon, count)),
+                        **params)
 
     @classmethod
     def rappor(cls, epsilon, *, mechanism="RAPPOR", **params):
@@ -364,18 +415,17 @@ class PrivacySpend:
         Every bit of the one-hot vector is binary randomized response at
         ``epsilon / 2``; a label change moves two bits, so the exact dominating
         pair is the product of two binary randomized responses at ``epsilon /
-        2``. ``params`` records ``"rappor": epsilon``, which
+        2``. The record is described by ``("rappor", epsilon)``, which
         :meth:`BudgetAccountant.total` with a ``slack`` composes as such
         rather than as binary randomized response at ``epsilon``.
 
         Examples
         --------
         >>> from sklearn_labeldp.accounting import PrivacySpend
-        >>> PrivacySpend.rappor(2.0).params
-        {'rappor': 2.0}
+        >>> PrivacySpend.rappor(2.0).description
+        MechanismDescription(kind='rappor', value=2.0)
         """
-        params["rappor"] = float(epsilon)
-        return cls.leaf(mechanism, epsilon, **params)
+        return cls.leaf(mechanism, epsilon, description=("rappor", float(epsilon)), **params)
 
     @classmethod
     def bounded_range(cls, epsilon, *, mechanism="exponential mechanism", **params):
@@ -386,7 +436,7 @@ class PrivacySpend:
         ``epsilon`` (Durfee and Rogers 2019); the exponential mechanism at
         ``epsilon`` (McSherry and Talwar 2007, scores of sensitivity ``Delta``
         scaled by ``epsilon / (2 Delta)``) is. The record is pure
-        ``epsilon``-DP and carries ``"bounded_range": epsilon``: every such
+        ``epsilon``-DP and is described by ``("bounded_range", epsilon)``: every such
         mechanism is a post-processing of a two-outcome pair with losses at
         the ends of its interval (Dong, Durfee and Rogers 2020), and the upper
         envelope of these pairs' privacy profiles, ``delta(e) = (e^(epsilon/2)
@@ -401,11 +451,11 @@ class PrivacySpend:
         --------
         >>> from sklearn_labeldp.accounting import PrivacySpend
         >>> spend = PrivacySpend.bounded_range(0.5)
-        >>> spend.epsilon, spend.params
-        (0.5, {'bounded_range': 0.5})
+        >>> spend.epsilon, spend.description.value
+        (0.5, 0.5)
         """
-        params["bounded_range"] = float(check_nonnegative(epsilon, "epsilon"))
-        return cls.leaf(mechanism, epsilon, **params)
+        return cls.leaf(mechanism, epsilon, description=(
+            "bounded_range", float(check_nonnegative(epsilon, "epsilon"))), **params)
 
     @classmethod
     def compose(cls, mechanism, parts, composition, **params):
@@ -421,8 +471,8 @@ class PrivacySpend:
         return cls(mechanism, budget, dict(params), composition, parts)
 
 
-# A record's description (the params key naming the mechanism that ran, a row of
-# _descriptions.DESCRIPTIONS) is the one source of its budget: the row maps the
+# A record's description (its MechanismDescription, a kind of
+# _descriptions.DESCRIPTIONS and a value) is the one source of its budget: the row maps the
 # description's value and the record's delta to the budget(s) it implies, the rule
 # the estimators use to build their records. A record stating any other budget is
 # refused, so that the plain sum (its budget) and the tight composition (its
@@ -438,15 +488,17 @@ def _equal(budget, other):
         budget.delta, other.delta, rel_tol=_RTOL)
 
 
-def _check_described(mechanism, key, value, budget, implied):
+def _check_described(mechanism, description, budget):
     """Refuse a record whose budget is not one that its description implies."""
     differing = []
-    for other in implied:
+    for epsilon, delta in description.implied(budget.delta):
+        other = PrivacyBudget(epsilon, delta)
         if _equal(budget, other):
             return
         differing.append(str(other))
     raise ValueError(
-        f"the record {mechanism!r} states {budget}, but its description {key}={value!r} "
+        f"the record {mechanism!r} states {budget}, but its description "
+        f"{description.kind}={description.value!r} "
         f"implies {' or '.join(differing)}: a described record's budget is computed from "
         "its description (the PrivacySpend constructor of that name builds it); leave the "
         "description out to record an undescribed budget."

@@ -1,8 +1,10 @@
 """Ledger descriptions: one row per kind of mechanism a record can describe.
 
-A record (:class:`~sklearn_labeldp.accounting.PrivacySpend`) describes the
-mechanism that ran by one ``params`` key naming its kind. The kind's row holds
-everything the accounting does with it:
+A record (:class:`~sklearn_labeldp.accounting.PrivacySpend`) may describe the
+mechanism that ran exactly, in its own field ``description``: a
+:class:`MechanismDescription`, a kind (a key of :data:`DESCRIPTIONS`) and its
+value, kept apart from the record's free-form public ``params``. The kind's row
+holds everything the accounting does with it:
 
 * ``epsilons(value, delta)``: the epsilon(s) a record at ``delta`` may state
   (the rule its ``PrivacySpend`` constructor uses), after validating
@@ -15,10 +17,9 @@ everything the accounting does with it:
 * ``pld(*pair, count)``: dp-accounting's privacy loss distribution of
   ``count`` compositions of that pair (``_pld.py`` composes the ledger).
 
-The rows are checked in table order, the first key present describes the
-record. A new kind is a row, its ``PrivacySpend`` constructor and its tests
-(see "A mechanism's exact description for tight totals" in the developers'
-guide).
+An unknown kind is refused with the list of the known ones. A new kind is a
+row, its ``PrivacySpend`` constructor and its tests (see "A mechanism's exact
+description for tight totals" in the developers' guide).
 """
 
 import functools
@@ -33,7 +34,7 @@ from ..utils import check_nonnegative
 from ._gaussian import gaussian_epsilon
 from ._subsampled import _dp_accounting, subsampled_spend_epsilons
 
-__all__ = ["DESCRIPTIONS", "Description", "DISCRETISATION"]
+__all__ = ["DESCRIPTIONS", "DISCRETISATION", "Description", "MechanismDescription"]
 
 # dp-accounting's default grid of privacy-loss values.
 DISCRETISATION = 1e-4
@@ -49,25 +50,86 @@ class Description:
     pld: Callable
 
 
+@dataclass(frozen=True)
+class MechanismDescription:
+    """The exact description of a record's mechanism: a kind of :data:`DESCRIPTIONS` and its value.
+
+    A record carrying one is composed through its dominating pair by
+    :meth:`~sklearn_labeldp.accounting.BudgetAccountant.total` with a
+    ``slack``, and its budget must be one that the description implies at
+    the record's delta (the record is refused otherwise). The
+    ``PrivacySpend`` constructor named after each kind builds both.
+
+    Parameters
+    ----------
+    kind : str
+        One of ``"randomized_response"`` (value ``(epsilon, n_outputs)``),
+        ``"subsampled_gaussian_label"`` and ``"subsampled_gaussian"``
+        (``(noise_multiplier, sample_rate, steps)``), ``"gaussian"`` (``mu``),
+        ``"laplace"`` (``(epsilon, count)``), ``"rappor"`` and
+        ``"bounded_range"`` (``epsilon``).
+    value : object
+        The kind's parameters, validated when a record is built with it.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.accounting import MechanismDescription, PrivacySpend
+    >>> spend = PrivacySpend.leaf("RR", 0.5, description=("randomized_response", (0.5, 3)))
+    >>> spend.description
+    MechanismDescription(kind='randomized_response', value=(0.5, 3))
+    >>> MechanismDescription("gausian", 1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown mechanism description kind 'gausian'; the known kinds are ...
+    """
+
+    kind: str
+    value: object
+
+    def __post_init__(self):
+        if self.kind not in DESCRIPTIONS:
+            raise ValueError(
+                f"unknown mechanism description kind {self.kind!r}; the known kinds are "
+                f"{', '.join(map(repr, DESCRIPTIONS))}."
+            )
+
+    @property
+    def row(self):
+        """The kind's :class:`Description` row."""
+        return DESCRIPTIONS[self.kind]
+
+    def implied(self, delta):
+        """The ``(epsilon, delta)`` budgets a record at ``delta`` may state (checks ``value``)."""
+        row = self.row
+        # A generator: a row may compute its costlier bounds only if asked for them.
+        return ((epsilon, 0.0 if row.pure else delta)
+                for epsilon in row.epsilons(self.value, delta))
+
+    def pair(self):
+        """The hashable ``(kind, *arguments)`` of a dominating pair of the mechanism."""
+        return (self.kind, *self.row.pair(self.value))
+
+
 # ----------------------------------------------------------------- validation
 
 
 def _epsilon(key, epsilon):
-    epsilon = check_nonnegative(epsilon, f"params[{key!r}] epsilon")
+    epsilon = check_nonnegative(epsilon, f"description {key!r}: epsilon")
     if not math.isfinite(epsilon):
-        raise ValueError(f"params[{key!r}] needs a finite epsilon; got {epsilon!r}.")
+        raise ValueError(f"description {key!r}: needs a finite epsilon; got {epsilon!r}.")
     return float(epsilon)
 
 
 def _two(key, value, names):
     if not isinstance(value, tuple) or len(value) != 2:
-        raise ValueError(f"params[{key!r}] must be a tuple ({names}); got {value!r}.")
+        raise ValueError(f"description {key!r}: must be a tuple ({names}); got {value!r}.")
     return value
 
 
 def _count(key, name, count, minimum):
     if isinstance(count, bool) or not isinstance(count, Integral) or count < minimum:
-        raise ValueError(f"params[{key!r}] needs an integer {name} >= {minimum}; got {count!r}.")
+        raise ValueError(
+            f"description {key!r}: needs an integer {name} >= {minimum}; got {count!r}.")
     return int(count)
 
 
@@ -173,7 +235,7 @@ def _laplace_epsilons(value, delta):
 
 def _gaussian_epsilons(mu, delta):
     # The exact privacy profile at the record's delta (Balle and Wang 2018).
-    mu = check_nonnegative(mu, "params['gaussian']")
+    mu = check_nonnegative(mu, "description 'gaussian'")
     return [gaussian_epsilon(mu, delta) if delta > 0 or mu == 0 else math.inf]
 
 

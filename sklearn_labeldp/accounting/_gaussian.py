@@ -62,7 +62,7 @@ def gaussian_epsilon(mu, delta):
 
     Found by root finding, then raised ulp by ulp so that the record's own
     check (:class:`~sklearn_labeldp.accounting.PrivacySpend` with
-    ``params["gaussian"]``) never sees an understated budget.
+    ``("gaussian", mu)``) never sees an understated budget.
 
     Parameters
     ----------

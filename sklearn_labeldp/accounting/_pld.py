@@ -7,31 +7,32 @@ composition's epsilon at a delta is read off the result (Koskela et al. 2020;
 Doroshenko et al. 2022, pessimistic discretisation: an upper bound). The
 computation is dp-accounting's (the ``accounting`` extra).
 
-A record is described by one ``params`` key, a row of
+A record is described by its ``description``, a
+:class:`~sklearn_labeldp.accounting.MechanismDescription` whose kind is a row of
 :data:`~sklearn_labeldp.accounting._descriptions.DESCRIPTIONS` (which holds its
 validation, the budget it implies and its loss distribution):
 
-* ``params["randomized_response"] = (epsilon, n_outputs)``: K-ary randomized
+* ``("randomized_response", (epsilon, n_outputs))``: K-ary randomized
   response (Warner 1965), the true label kept with probability ``e^epsilon /
   (e^epsilon + K - 1)``, whose replace-one pair is the pair of its two output
   laws;
-* ``params["gaussian"] = mu``: a Gaussian mechanism (or a post-processing of
+* ``("gaussian", mu)``: a Gaussian mechanism (or a post-processing of
   one) whose sensitivity is ``mu`` times its noise std, the pair ``N(0, 1)``,
   ``N(mu, 1)``;
-* ``params["laplace"] = (epsilon, count)``: ``count`` Laplace releases, each
+* ``("laplace", (epsilon, count))``: ``count`` Laplace releases, each
   moved by at most ``epsilon`` noise scales, the product of ``count`` pairs
   ``Lap(0, 1)``, ``Lap(epsilon, 1)`` (ALIBI's one-hot vector: two coordinates
   at ``epsilon / 2``; a Laplace count: one);
-* ``params["rappor"] = epsilon``: RAPPOR's unary encoding, whose label change
+* ``("rappor", epsilon)``: RAPPOR's unary encoding, whose label change
   moves two bits, each binary randomized response at ``epsilon / 2``: the
   product of two binary randomized responses' pairs;
-* ``params["bounded_range"] = epsilon``: an ``epsilon``-bounded-range
+* ``("bounded_range", epsilon)``: an ``epsilon``-bounded-range
   selection (the exponential mechanism; Durfee and Rogers 2019), the pair
   whose privacy loss has the density ``e^((epsilon + l) / 2) / (2 (e^epsilon -
   1))`` on ``[-epsilon, epsilon]`` (the envelope of Dong, Durfee and Rogers
   2020's two-outcome pairs);
-* ``params["subsampled_gaussian"] = (sigma, q, steps)``: a DP-SGD run under
-  add/remove, and ``params["subsampled_gaussian_label"]``, the same under a
+* ``("subsampled_gaussian", (sigma, q, steps))``: a DP-SGD run under
+  add/remove, and ``"subsampled_gaussian_label"``, the same under a
   label change (replace one), as
   :func:`~sklearn_labeldp.accounting.subsampled_gaussian_label_epsilon`;
 * nothing, for a pure ``epsilon``-DP record (``delta = 0``): binary randomized
@@ -62,18 +63,15 @@ __all__ = []
 def _description(spend):
     """A hashable description of a dominating pair of ``spend``, or ``None``.
 
-    ``(kind, *pair)`` for a leaf described by a row of
-    :data:`~sklearn_labeldp.accounting._descriptions.DESCRIPTIONS` (the first
-    key of the table present in its params), ``("randomized_response",
+    ``(kind, *pair)`` for a leaf with a description (a row of
+    :data:`~sklearn_labeldp.accounting._descriptions.DESCRIPTIONS`), ``("randomized_response",
     epsilon, 2)`` for an undescribed pure leaf, or ``("seq", descriptions)``.
     """
-    params = spend.params
     if spend.composition == "leaf":
         if spend.epsilon >= _DESCRIBED_EPSILON:
             return None
-        for kind, row in DESCRIPTIONS.items():
-            if kind in params:
-                return (kind, *row.pair(params[kind]))
+        if spend.description is not None:
+            return spend.description.pair()
         return _pure(spend)
     parts = [_description(part) for part in spend.parts]
     if spend.composition == "sequential" and all(d is not None for d in parts):

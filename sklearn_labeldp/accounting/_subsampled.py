@@ -403,7 +403,7 @@ def subsampled_spend_epsilons(value, delta, key="subsampled_gaussian"):
     """
     if not isinstance(value, tuple) or len(value) != 3:
         raise ValueError(
-            f"params[{key!r}] must be a tuple (noise_multiplier, sample_rate, "
+            f"description {key!r}: must be a tuple (noise_multiplier, sample_rate, "
             f"steps); got {value!r}."
         )
     value = _check_subsampled_gaussian(*value)
@@ -423,8 +423,9 @@ def _spend_event(spend):
     parts sequentially, which also bounds a parallel composition.
     """
     dpa = _dp_accounting()
-    if spend.composition == "leaf" and "subsampled_gaussian" in spend.params:
-        return _dp_event(*spend.params["subsampled_gaussian"])
+    description = spend.description
+    if description is not None and description.kind == "subsampled_gaussian":
+        return _dp_event(*description.value)
     rho = spend.rho
     if rho is not None:
         return dpa.ZCDpEvent(rho)

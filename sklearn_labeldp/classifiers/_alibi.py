@@ -206,7 +206,8 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
             sigma = calibrate_gaussian_sigma(self.epsilon, self.delta, 2.0)
             spend = PrivacySpend.leaf(
                 "Gaussian one-hot", self.epsilon, self.delta, sigma=sigma,
-                rho=gaussian_rho(math.sqrt(2.0), sigma), gaussian=math.sqrt(2.0) / sigma,
+                rho=gaussian_rho(math.sqrt(2.0), sigma),
+                description=("gaussian", math.sqrt(2.0) / sigma),
             )
             return spend, {**plan, "scale": sigma}
         if self.delta is not None:

@@ -17,8 +17,8 @@ before any label is read, and a fitted model exposes them as
   :mod:`~sklearn_labeldp.linear_model._perturbed_erm` and importable here.
 - Gaussian releases: :func:`calibrate_exact_gaussian_releases` by the
   Gaussian's exact privacy profile (Balle and Wang 2018; DP least squares,
-  DP-Newton, DP-FC and full-batch DP-SGD, whose records carry ``gaussian =
-  mu``) and :func:`gaussian_release_mus`. (They were calibrated in zCDP, Bun
+  DP-Newton, DP-FC and full-batch DP-SGD, whose records are described by
+  ``("gaussian", mu)``) and :func:`gaussian_release_mus`. (They were calibrated in zCDP, Bun
   and Steinke 2016, with 4-11% more noise; ``benchmarks/accounting_linear.py``
   compares the two.)
 - DP-Newton and DP-FC (Mehta, Krichene, Thakurta, Kurakin and Cutkosky 2023):
@@ -69,7 +69,7 @@ from ._perturbed_erm import (  # noqa: F401
 # to its add/remove sensitivity (noise std = s times it), and s is chosen so that the
 # label-change guarantee of the run, computed from the label-change sensitivity of
 # every release, is within (epsilon, delta) with the least noise. The add/remove
-# guarantee the same noise gives (``example_gaussian``, ``example_rho``) is reported
+# guarantee the same noise gives (``example_gaussian_mu``, ``example_rho``) is reported
 # beside it, never charged in its place:
 # an add/remove (eps, delta) guarantee is not an (eps, delta) guarantee for changing
 # a label, which is a removal followed by an addition: applying the add/remove
@@ -112,8 +112,8 @@ def calibrate_exact_gaussian_releases(epsilon, delta, counts, noise_sensitivitie
     is within ``(epsilon, delta)`` (PATE's calibration, the same profile), and
     ``s = sqrt(W) / mu``. The zCDP calibration it replaces (Canonne, Kamath
     and Steinke 2020) needs 4-11% more noise for the same ``(epsilon,
-    delta)`` (epsilon 0.1 to 16, delta 1e-8 to 1e-5). The record carries
-    ``gaussian = mu``, which
+    delta)`` (epsilon 0.1 to 16, delta 1e-8 to 1e-5). The record is described by
+    ``("gaussian", mu)``, which
     :meth:`~sklearn_labeldp.accounting.BudgetAccountant.total` composes
     exactly with other described spends.
 
@@ -267,7 +267,7 @@ def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, pr
       label change moves it by ``Delta_label``, while the Hessians and ``G``
       do not move. The noise is then the gradient noise of label DP, plus the
       curvature's. The add/remove guarantee of the same noise is the Gaussian
-      of ``example_gaussian^2 = 2 T / s^2`` (Newton) or ``(T + 1) / s^2``
+      of ``example_gaussian_mu^2 = 2 T / s^2`` (Newton) or ``(T + 1) / s^2``
       (FC), Mehta et al.'s releases, reported and not charged.
 
     Parameters
@@ -287,12 +287,12 @@ def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, pr
     Returns
     -------
     dict
-        ``n_problems``, ``regularization``, ``n_noisy_steps``, ``gaussian``
+        ``n_problems``, ``regularization``, ``n_noisy_steps``, ``gaussian_mu``
         (``mu``, label change) and ``rho = mu^2 / 2``, ``noise_multiplier``
         (``s``), ``sensitivities`` (of the sums, see
         :func:`second_order_sensitivities`) and ``noise_stds`` (of the noise on
         each released mean, same keys); under full DP also
-        ``label_sensitivities``, ``example_gaussian`` and ``example_rho``
+        ``label_sensitivities``, ``example_gaussian_mu`` and ``example_rho``
         (add/remove).
     """
     n_problems, sensitivities = second_order_sensitivities(solver, n_classes, privacy)
@@ -301,12 +301,12 @@ def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, pr
     s, mu = calibrate_exact_gaussian_releases(epsilon, delta, counts, sensitivities, shifts)
     params = dict(
         n_problems=n_problems, regularization=reg, n_noisy_steps=n_noisy_steps,
-        rho=mu**2 / 2.0, gaussian=mu, noise_multiplier=s, sensitivities=sensitivities,
+        rho=mu**2 / 2.0, gaussian_mu=mu, noise_multiplier=s, sensitivities=sensitivities,
         noise_stds={key: s * value / n_samples for key, value in sensitivities.items()},
     )
     if privacy == "full":
         params["label_sensitivities"] = shifts
-        params["example_gaussian"], params["example_rho"] = gaussian_release_mus(
+        params["example_gaussian_mu"], params["example_rho"] = gaussian_release_mus(
             s, counts, sensitivities, sensitivities)
     return params
 
@@ -400,7 +400,7 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
       Delta_label / (s sensitivity)`` noise stds for a label change, ``mu``
       the largest whose exact profile (Balle and Wang 2018) is within
       ``(epsilon, delta)`` (:func:`calibrate_exact_gaussian_releases`). Under
-      full DP the same noise is the Gaussian of ``example_gaussian = sqrt(T) /
+      full DP the same noise is the Gaussian of ``example_gaussian_mu = sqrt(T) /
       s`` for adding or removing one example (reported, not charged).
     - Poisson minibatches (``batch_size = b``, ``q = b / n``, full DP only):
       ``T`` compositions of the Poisson-subsampled Gaussian mechanism (Abadi et
@@ -448,12 +448,12 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
         ``sensitivities`` and ``noise_stds`` (key ``"gradient"``: the
         sensitivity of the summed gradient the noise is scaled to, and the std
         of the noise on each released mean, ``s * sensitivity / (q n)``); for
-        full batch ``gaussian`` (``mu``, label change) and ``rho = mu^2 / 2``
-        and, under full DP, ``label_sensitivities``, ``example_gaussian`` and
+        full batch ``gaussian_mu`` (``mu``, label change) and ``rho = mu^2 / 2``
+        and, under full DP, ``label_sensitivities``, ``example_gaussian_mu`` and
         ``example_rho`` (add/remove); for Poisson minibatches
-        ``label_epsilon`` and the dominating pair's description
-        (``subsampled_gaussian_label`` or ``subsampled_gaussian``: ``(noise
-        std / bound, q, T)``).
+        ``label_epsilon`` and ``dominating_pair``, the record's description:
+        ``("subsampled_gaussian_label", (noise std / bound, q, T))`` or the
+        same with ``"subsampled_gaussian"``.
 
     Raises
     ------
@@ -483,9 +483,9 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
     if sample_rate == 1.0:
         counts = {"gradient": n_noisy_steps}
         s, mu = calibrate_exact_gaussian_releases(epsilon, delta, counts, sensitivities, shifts)
-        params.update(gaussian=mu, rho=mu**2 / 2.0)
+        params.update(gaussian_mu=mu, rho=mu**2 / 2.0)
         if privacy == "full":
-            params["example_gaussian"], params["example_rho"] = gaussian_release_mus(
+            params["example_gaussian_mu"], params["example_rho"] = gaussian_release_mus(
                 s, counts, sensitivities, sensitivities)
     else:
         # Every clipped gradient has norm <= min(C, sqrt(m)) (|r_j| < 1, ||z|| <= 1).
@@ -494,7 +494,7 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
             shifts["gradient"], m == 1)
         s = std / clip_norm
         if key is not None:
-            params[key] = value
+            params["dominating_pair"] = (key, value)
     expected = sample_rate * n_samples
     lr = DEFAULT_LEARNING_RATES[optimizer] if learning_rate is None else float(learning_rate)
     params = dict(

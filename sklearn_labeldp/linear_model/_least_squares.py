@@ -429,14 +429,14 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         Zeros when ``fit_intercept=False``.
     mechanism_params_ : dict
         The calibrated parameters of the Gaussian mechanism, all public
-        (functions of ``epsilon``, ``delta`` and ``data_norm_``): ``gaussian``
+        (functions of ``epsilon``, ``delta`` and ``data_norm_``): ``gaussian_mu``
         (``mu``, the fit's sensitivity to a label change in noise stds) and
         ``rho = mu^2 / 2`` (its zCDP parameter), ``noise_multiplier``
         (``s``), and per noised statistic (``"G"``, ``"A"``, ``"b"``) its
         ``sensitivities`` (those the noise is scaled to: add/remove under full
         DP) and ``noise_stds`` (``s`` times the sensitivity). Under full DP
         also ``label_sensitivities`` (label change; 0 for ``"G"``),
-        ``example_gaussian`` and ``example_rho`` (the same for adding or
+        ``example_gaussian_mu`` and ``example_rho`` (the same for adding or
         removing one example). ``alpha``:
         the ridge penalty used, resolved after the release (not in the spend).
     data_norm_ : float
@@ -459,14 +459,14 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         Label-DP delta (``delta``).
     example_epsilon_ : float
         ``privacy="full"`` only: epsilon for adding or removing one whole
-        example, the Gaussian of ``example_gaussian`` noise stds at
+        example, the Gaussian of ``example_gaussian_mu`` noise stds at
         ``example_delta_`` (exact profile). Larger or
         smaller than ``epsilon_``: the add/remove and label-change relations
         are not comparable here.
     example_delta_ : float
         ``privacy="full"`` only: ``delta``.
     privacy_spend_ : PrivacySpend
-        A leaf at ``(epsilon_, delta_)`` with ``gaussian`` and ``rho``, which
+        A leaf at ``(epsilon_, delta_)`` described by ``("gaussian", mu)``, with ``rho``, which
         a tight total composes exactly; under full DP its params
         add ``example_epsilon`` and ``example_delta``.
     n_features_in_ : int
@@ -604,7 +604,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             norms=norms)
         sensitivities = least_squares_sensitivities(self.privacy, self.formulation, data_norm)
         params = {
-            "gaussian": mu,
+            "gaussian_mu": mu,
             "rho": mu**2 / 2.0,
             "noise_multiplier": s,
             "sensitivities": sensitivities,
@@ -614,12 +614,12 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         if self.privacy == "full":
             params["label_sensitivities"] = least_squares_label_sensitivities(
                 self.privacy, self.formulation, data_norm)
-            params["example_gaussian"], params["example_rho"] = example_mu, example_mu**2 / 2.0
+            params["example_gaussian_mu"], params["example_rho"] = example_mu, example_mu**2 / 2.0
             example = {"example_epsilon": gaussian_epsilon(example_mu, self.delta),
                        "example_delta": self.delta}
         spend = PrivacySpend.leaf(
             "DP least squares", self.epsilon, self.delta, privacy=self.privacy,
-            formulation=self.formulation, **params, **example,
+            formulation=self.formulation, description=("gaussian", mu), **params, **example,
         )
         plan = {"mechanism_params": params, "data_norm": data_norm, "row_norms": norms,
                 "bound_attributes": bound_attributes,

@@ -110,7 +110,7 @@ class DPLeastSquaresRegressor(BaseLabelDPRegressor):
     ``mu`` noise stds for a label change (Dong, Roth and Su 2022), are within
     ``(epsilon, delta)`` by the Gaussian's exact privacy profile (Balle and
     Wang 2018): the ledger is charged for label DP under both settings, and
-    the record's ``gaussian = mu`` lets a tight total compose it exactly.
+    the record's description ``("gaussian", mu)`` lets a tight total compose it exactly.
     ``alpha="auto"`` is the adaptive ridge rule of
     :class:`DPLeastSquaresClassifier` (in the spirit of AdaSSP, Wang 2018),
     from the noise level and the smallest eigenvalue of ``G`` (exact
@@ -153,9 +153,9 @@ class DPLeastSquaresRegressor(BaseLabelDPRegressor):
         Label DP only: the share of rows clipped to ``data_norm_``.
     label_range_ : tuple of float
     mechanism_params_ : dict
-        ``gaussian`` (``mu``) and ``rho = mu^2 / 2``, ``noise_multiplier``,
+        ``gaussian_mu`` (``mu``) and ``rho = mu^2 / 2``, ``noise_multiplier``,
         ``sensitivities``, ``noise_stds``, and under full DP
-        ``label_sensitivities``, ``example_gaussian`` and ``example_rho``;
+        ``label_sensitivities``, ``example_gaussian_mu`` and ``example_rho``;
         ``alpha``.
     epsilon_, delta_ : float
     example_epsilon_, example_delta_ : float
@@ -234,18 +234,20 @@ class DPLeastSquaresRegressor(BaseLabelDPRegressor):
                                                   label)
         data_norm, bound_attributes = plan_row_bound(X, self.data_norm, privacy=self.privacy)
         sensitivities = ridge_sensitivities(self.privacy, data_norm)[0]
-        params = {"gaussian": mu, "rho": mu**2 / 2.0, "noise_multiplier": s,
+        params = {"gaussian_mu": mu, "rho": mu**2 / 2.0, "noise_multiplier": s,
                   "sensitivities": sensitivities,
                   "noise_stds": {key: s * value for key, value in sensitivities.items()}}
         example = {}
         if self.privacy == "full":
             params["label_sensitivities"] = ridge_sensitivities(self.privacy, data_norm)[1]
-            params["example_gaussian"], params["example_rho"] = gaussian_release_mus(
+            params["example_gaussian_mu"], params["example_rho"] = gaussian_release_mus(
                 s, counts, noise, noise)
-            example = {"example_epsilon": gaussian_epsilon(params["example_gaussian"], self.delta),
-                       "example_delta": self.delta}
+            example = {
+                "example_epsilon": gaussian_epsilon(params["example_gaussian_mu"], self.delta),
+                "example_delta": self.delta}
         spend = PrivacySpend.leaf("DP least squares regression", self.epsilon, self.delta,
-                                  privacy=self.privacy, **params, **example)
+                                  privacy=self.privacy, description=("gaussian", mu),
+                                  **params, **example)
         plan = {"params": params, "data_norm": data_norm, "label_range": label_range,
                 "attributes": {**bound_attributes,
                                **{f"{key}_": value for key, value in example.items()}}}

@@ -121,16 +121,23 @@ class _Solver:
     def privacy_spend(self, setting, params):
         example = self.example_guarantee(setting, params)
         return PrivacySpend.leaf(
-            self.mechanism, setting.epsilon, setting.delta, privacy=setting.privacy, **params,
-            **_example_params(example),
+            self.mechanism, setting.epsilon, setting.delta, privacy=setting.privacy,
+            description=_description(params), **params, **_example_params(example),
         )
 
 
+def _description(params):
+    """The record's description: a full batch's Gaussian or a minibatch run's pair, if any."""
+    if "gaussian_mu" in params:
+        return ("gaussian", params["gaussian_mu"])
+    return params.get("dominating_pair")
+
+
 def _gaussian_example_guarantee(setting, params):
-    """The add/remove Gaussian ``example_gaussian`` at the fit's ``delta`` (exact profile)."""
+    """The add/remove Gaussian ``example_gaussian_mu`` at the fit's ``delta`` (exact profile)."""
     if setting.privacy != "full":
         return None
-    return gaussian_epsilon(params["example_gaussian"], setting.delta), setting.delta
+    return gaussian_epsilon(params["example_gaussian_mu"], setting.delta), setting.delta
 
 
 class _Perturbation(_Solver):
@@ -210,14 +217,14 @@ class _SecondOrder(_Solver):
 class _FirstOrder(_Solver):
     """DP-SGD or DP-Adam (logistic loss only): Gaussian noise, a public step count.
 
-    Full batch: a Gaussian leaf (``params["gaussian"] = mu``, label change,
+    Full batch: a Gaussian leaf (described by ``("gaussian", mu)``, label change,
     exact profile) at the fit's ``(epsilon, delta)``. Poisson minibatches (full
     DP): the leaf records the label-change epsilon computed directly
     (``params["label_epsilon"]``, at most the fit's epsilon, at its ``delta``)
-    with the description of the dominating pair that gave it:
-    ``"subsampled_gaussian_label": (std / B, q, T)`` (the replace-one pair of
+    described by the dominating pair that gave it (``params["dominating_pair"]``):
+    ``("subsampled_gaussian_label", (std / B, q, T))`` (the replace-one pair of
     each example's norm bound ``B``) or, with two classes,
-    ``"subsampled_gaussian": (std / D, q, T)`` (the add/remove pair of the
+    ``("subsampled_gaussian", (std / D, q, T))`` (the add/remove pair of the
     label change's bound ``D``, which dominates the label change there; see
     :func:`~sklearn_labeldp.accounting._label_change.bounded_label_change_epsilon`).
     Either is a dominating pair of the label change, so the ledger's exact
@@ -247,7 +254,7 @@ class _FirstOrder(_Solver):
         if params["sample_rate"] == 1.0:
             return _gaussian_example_guarantee(setting, params)
         # PLD where the label record is described (the tractable range), else Renyi DP.
-        described = "subsampled_gaussian" in params or "subsampled_gaussian_label" in params
+        described = "dominating_pair" in params
         example_epsilon = subsampled_gaussian_epsilon(
             params["noise_multiplier"], params["sample_rate"], params["n_noisy_steps"],
             setting.delta, method="pld" if described else "rdp")
@@ -259,7 +266,7 @@ class _FirstOrder(_Solver):
         example = self.example_guarantee(setting, params)
         return PrivacySpend.leaf(
             self.mechanism, params["label_epsilon"], setting.delta, privacy=setting.privacy,
-            **params, **_example_params(example),
+            description=_description(params), **params, **_example_params(example),
         )
 
     def train(self, codes, *, Z, setting, params, random_state):

@@ -16,7 +16,7 @@ to a query left unanswered is computed and discarded: post-processing). Such
 a mechanism is dominated by the pair ``N(0, 1)``, ``N(mu, 1)`` whatever the
 data, so its epsilon at ``delta`` is the Gaussian's exact privacy profile
 (Balle and Wang 2018), which is also the limit of its privacy loss
-distribution (the record carries ``params["gaussian"] = mu``, so that
+distribution (the record is described by ``("gaussian", mu)``, so that
 :meth:`~sklearn_labeldp.accounting.BudgetAccountant.total` composes it with
 other spends exactly), and the noise is calibrated by the same profile.
 """
@@ -258,7 +258,7 @@ def gnmax_spend(sigma, n_queries, delta):
     Returns
     -------
     PrivacySpend
-        A leaf with ``params["gaussian"] = sqrt(2 Q) / sigma`` (composed
+        A leaf described by ``("gaussian", sqrt(2 Q) / sigma)`` (composed
         exactly by :meth:`~sklearn_labeldp.accounting.BudgetAccountant.total`
         with a ``slack``) and ``params["rho"]``.
 
@@ -276,7 +276,7 @@ def gnmax_spend(sigma, n_queries, delta):
     --------
     >>> from sklearn_labeldp.mechanisms import gnmax_spend
     >>> spend = gnmax_spend(10.0, 25, 1e-5)
-    >>> spend.rho, round(spend.params["gaussian"], 6), round(spend.epsilon, 3)
+    >>> spend.rho, round(spend.description.value, 6), round(spend.epsilon, 3)
     (0.25, 0.707107, 2.943)
     """
     sigma = check_positive(sigma, "sigma")
@@ -312,7 +312,7 @@ def confident_gnmax_spend(sigma1, sigma2, n_queries, delta):
     Returns
     -------
     PrivacySpend
-        A leaf with ``params["gaussian"] = mu`` and ``params["rho"]``.
+        A leaf described by ``("gaussian", mu)``, with ``params["rho"]``.
 
     References
     ----------

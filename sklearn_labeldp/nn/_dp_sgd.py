@@ -38,7 +38,8 @@ from ..accounting import (
 from ..utils._validation import non_numeric_columns
 from ._callbacks import WarmupLinearDecay
 from ._dp_sgd_defaults import default_training
-from ._net import LabelDPNetClassifier, check_params, fit_label_codes
+from ._net import LabelDPNetClassifier
+from ._net_access import check_params, fit_label_codes
 from ._networks import MLP
 from ._rebuild import rebuild_network
 from ._training import Training
@@ -592,7 +593,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             self.delta,
             example_epsilon=example_epsilon,
             example_delta=example_delta,
-            subsampled_gaussian_label=(noise_multiplier, sample_rate, steps),
+            description=("subsampled_gaussian_label", (noise_multiplier, sample_rate, steps)),
             **params,
         )
         plan = {

@@ -135,14 +135,14 @@ def _gaussian_plan(setting):
     # then the one its description (gaussian = width / sigma) implies.
     sigma = gaussian_label_sigma(setting.epsilon, setting.delta, setting.width, method="exact")
     return {"noise_std": sigma, "rho": gaussian_rho(setting.width, sigma),
-            "gaussian": setting.width / sigma}
+            "gaussian_mu": setting.width / sigma}
 
 
 def _gaussian_spend(name, setting, params):
     # One label moves by at most the range: a Gaussian mechanism of sensitivity
     # mu noise stds, described so that a tight total composes it.
     return PrivacySpend.leaf(name, setting.epsilon, setting.delta, rho=params["rho"],
-                             gaussian=params["gaussian"])
+                             description=("gaussian", params["gaussian_mu"]))
 
 
 RANDOMIZERS = {

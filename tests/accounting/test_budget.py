@@ -237,7 +237,8 @@ def test_a_gaussian_record_is_checked_without_overflow_at_a_huge_epsilon():
     mu = 1414.2
     epsilon = gaussian_epsilon(mu, 1e-5)
     assert epsilon > 1e5
-    assert PrivacySpend.leaf("Gaussian", epsilon, 1e-5, gaussian=mu).epsilon == epsilon
+    spend = PrivacySpend.leaf("Gaussian", epsilon, 1e-5, description=("gaussian", mu))
+    assert spend.epsilon == epsilon
     for wrong in (0.99 * epsilon, 1.01 * epsilon):
         with pytest.raises(ValueError, match="implies"):
-            PrivacySpend.leaf("Gaussian", wrong, 1e-5, gaussian=mu)
+            PrivacySpend.leaf("Gaussian", wrong, 1e-5, description=("gaussian", mu))

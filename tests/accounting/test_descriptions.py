@@ -15,6 +15,7 @@ from scipy.stats import binom, norm
 
 from sklearn_labeldp.accounting import (
     BudgetAccountant,
+    MechanismDescription,
     PrivacySpend,
     calibrate_gaussian_sigma,
     gaussian_delta,
@@ -22,6 +23,7 @@ from sklearn_labeldp.accounting import (
     gaussian_mu,
     subsampled_gaussian_label_epsilon,
 )
+from sklearn_labeldp.accounting._descriptions import DESCRIPTIONS
 from sklearn_labeldp.mechanisms import optimal_top_k, rr_top_k_distribution
 from sklearn_labeldp.model_selection import exponential_mechanism_probabilities
 
@@ -151,11 +153,11 @@ def test_nineteen_alibi_fits_compose_below_the_sum_never_below_the_exact():
 def test_laplace_records_refuse_an_understated_budget():
     assert PrivacySpend.laplace(0.25, 2).epsilon == 0.5
     with pytest.raises(ValueError, match=r"laplace=\(0.25, 2\) implies PrivacyBudget\(epsilon=0.5"):
-        PrivacySpend.leaf("ALIBI", 0.4, laplace=(0.25, 2))
+        PrivacySpend.leaf("ALIBI", 0.4, description=("laplace", (0.25, 2)))
     with pytest.raises(ValueError, match="integer count >= 1"):
-        PrivacySpend.leaf("ALIBI", 0.5, laplace=(0.25, 0))
+        PrivacySpend.leaf("ALIBI", 0.5, description=("laplace", (0.25, 0)))
     with pytest.raises(ValueError, match=r"rappor=0.6 implies"):
-        PrivacySpend.leaf("RAPPOR", 0.5, rappor=0.6)
+        PrivacySpend.leaf("RAPPOR", 0.5, description=("rappor", 0.6))
 
 
 # ---------------------------------------------------------------------- RR with prior
@@ -224,14 +226,15 @@ def test_gaussian_profile_functions_against_scipy(mu):
     assert sigma == pytest.approx(math.sqrt(2.0) / mu, rel=1e-7)
     assert gaussian_epsilon(math.sqrt(2.0) / sigma, 1e-5) <= epsilon
     spend = PrivacySpend.gaussian(mu, 1e-5)
-    assert (spend.epsilon, spend.params["gaussian"], spend.rho) == (epsilon, mu, mu**2 / 2)
+    assert (spend.epsilon, spend.description.value, spend.rho) == (epsilon, mu, mu**2 / 2)
 
 
 def test_pates_gaussian_leaf_records_mu_and_rho():
     from sklearn_labeldp.mechanisms import _pate
 
     spend = _pate._gaussian_spend("GNMax", 0.5, 1e-5, n_queries=3)
-    assert spend.params == {"gaussian": math.sqrt(0.5), "rho": 0.25, "n_queries": 3}
+    assert spend.params == {"rho": 0.25, "n_queries": 3}
+    assert spend.description == MechanismDescription("gaussian", math.sqrt(0.5))
 
 
 # ---------------------------------------------------------------------- the ledgers
@@ -279,11 +282,11 @@ def test_estimators_record_their_descriptions():
                                    random_state=0).fit(X, y)
     params = gaussian.mechanism_params_
     # One clipped label moves by at most the range, 6: mu = 6 / sigma, checked exactly.
-    assert gaussian.privacy_spend_.params["gaussian"] == pytest.approx(6.0 / params["noise_std"])
-    assert gaussian_delta(1.0, gaussian.privacy_spend_.params["gaussian"]) <= 1e-5
+    assert gaussian.privacy_spend_.description.value == pytest.approx(6.0 / params["noise_std"])
+    assert gaussian_delta(1.0, gaussian.privacy_spend_.description.value) <= 1e-5
     laplace = NoisyLabelRegressor(LinearRegression(), epsilon=1.0, label_range=(-3, 3),
                                   mechanism="laplace", random_state=0).fit(X, y)
-    assert laplace.privacy_spend_.params["laplace"] == (1.0, 1)
+    assert laplace.privacy_spend_.description.value == (1.0, 1)
     assert laplace.mechanism_params_["noise_scale"] == 6.0  # range / epsilon
 
     labels = (X[:, 0] > 0).astype(int)
@@ -292,7 +295,7 @@ def test_estimators_record_their_descriptions():
             DPLeastSquaresRegressor(epsilon=1.0, delta=1e-6, data_norm=3.0,
                                     label_range=(-3, 3), random_state=0).fit(X, y)]
     for fit in fits:
-        mu = fit.privacy_spend_.params["gaussian"]
+        mu = fit.privacy_spend_.description.value
         # 19 fits are one Gaussian of sqrt(19) mu (Dong, Roth and Su 2022).
         acc = BudgetAccountant(math.inf, 1.0)
         for _ in range(N_FITS):
@@ -323,7 +326,7 @@ def test_a_described_record_of_huge_epsilon_composes_by_the_basic_sum():
     epsilon = gaussian_epsilon(mu, 1e-5)
     assert epsilon > 700
     acc = BudgetAccountant(math.inf, 1.0)
-    acc.spend(PrivacySpend.leaf("Gaussian one-hot", epsilon, 1e-5, gaussian=mu))
+    acc.spend(PrivacySpend.leaf("Gaussian one-hot", epsilon, 1e-5, description=("gaussian", mu)))
     acc.spend(PrivacySpend.laplace(800.0))
     acc.spend(PrivacySpend.leaf("LP-MST", 1000.0))  # pure: no binary RR at 1000 either
     acc.spend(PrivacySpend.laplace(0.5))
@@ -404,7 +407,7 @@ def test_the_exponential_mechanism_is_dominated_by_the_envelope_pair():
 
 def test_a_bounded_range_description_above_the_record_is_refused():
     with pytest.raises(ValueError, match=r"bounded_range=0.5 implies"):
-        PrivacySpend.leaf("exponential mechanism", 0.4, bounded_range=0.5)
+        PrivacySpend.leaf("exponential mechanism", 0.4, description=("bounded_range", 0.5))
 
 
 # --------------------------------------------------- one source of truth per record
@@ -414,29 +417,35 @@ def test_a_bounded_range_description_above_the_record_is_refused():
 # covered by the budget), and the tight total, which composes the description,
 # reported the smaller: e.g. 0.100 for the first under a ceiling of epsilon 1.
 _MISSTATED = {
-    "randomized_response": (5.0, 0.0, {"randomized_response": (0.1, 2)}),
-    "rappor": (5.0, 0.0, {"rappor": 0.1}),
-    "bounded_range": (5.0, 0.0, {"bounded_range": 0.1}),
-    "laplace": (5.0, 0.0, {"laplace": (0.05, 2)}),
-    "gaussian": (5.0, 1e-6, {"gaussian": 0.01}),
-    "subsampled_gaussian": (5.0, 1e-5, {"subsampled_gaussian": (8.0, 0.01, 100)}),
-    "subsampled_gaussian_label": (5.0, 1e-5, {"subsampled_gaussian_label": (8.0, 0.01, 100)}),
+    "randomized_response": (5.0, 0.0, (0.1, 2)),
+    "rappor": (5.0, 0.0, 0.1),
+    "bounded_range": (5.0, 0.0, 0.1),
+    "laplace": (5.0, 0.0, (0.05, 2)),
+    "gaussian": (5.0, 1e-6, 0.01),
+    "subsampled_gaussian": (5.0, 1e-5, (8.0, 0.01, 100)),
+    "subsampled_gaussian_label": (5.0, 1e-5, (8.0, 0.01, 100)),
 }
+
+
+def test_every_description_kind_is_exercised():
+    # A new row of DESCRIPTIONS is tested by the parametrised tests below once
+    # it is added here.
+    assert set(_MISSTATED) == set(DESCRIPTIONS)
 
 
 @pytest.mark.parametrize("kind", _MISSTATED)
 def test_a_record_stating_another_budget_than_its_description_is_refused(kind):
-    epsilon, delta, description = _MISSTATED[kind]
+    epsilon, delta, value = _MISSTATED[kind]
     accountant = BudgetAccountant(epsilon=1.0, delta=1e-5, slack=1e-6)
     with pytest.raises(ValueError, match=f"states .* but its description {kind}=.* implies"):
-        accountant.spend(PrivacySpend.leaf("user", epsilon, delta, **description))
+        accountant.spend(PrivacySpend.leaf("user", epsilon, delta, description=(kind, value)))
     assert accountant.spends == []
 
 
 @pytest.mark.parametrize("kind", _MISSTATED)
 def test_a_record_built_from_its_description_is_admitted_and_composes_to_it(kind):
-    _, delta, description = _MISSTATED[kind]
-    (key, value), = description.items()
+    _, delta, value = _MISSTATED[kind]
+    description = MechanismDescription(kind, value)
     implied = {
         "randomized_response": lambda: PrivacySpend.randomized_response(*value),
         "rappor": lambda: PrivacySpend.rappor(value),
@@ -446,12 +455,64 @@ def test_a_record_built_from_its_description_is_admitted_and_composes_to_it(kind
         "subsampled_gaussian": lambda: PrivacySpend.subsampled_gaussian(*value, delta,
                                                                          method="pld"),
         "subsampled_gaussian_label": lambda: PrivacySpend.leaf(
-            "DP-SGD", subsampled_gaussian_label_epsilon(*value, delta), delta, **description),
+            "DP-SGD", subsampled_gaussian_label_epsilon(*value, delta), delta,
+            description=description),
     }[kind]()
     # The same budget restated by hand (within the relative 1e-9) is the same record.
+    assert implied.description == description
     again = PrivacySpend.leaf("user", implied.epsilon * (1 + 1e-12), implied.delta,
-                              **description)
+                              description=description)
     accountant = BudgetAccountant(epsilon=10.0, delta=0.5)
     accountant.spend(again)
     tight = accountant.total(slack=1e-6).epsilon
     assert tight <= implied.epsilon * (1 + 1e-6) + 2e-4  # the PLD grid's pessimism at most
+
+
+# ------------------------------------------------ a description is its own field
+
+
+def test_an_unknown_description_kind_is_refused_with_the_known_ones():
+    with pytest.raises(ValueError, match="unknown mechanism description kind 'gausian'.*"
+                                         "'randomized_response'.*'bounded_range'"):
+        PrivacySpend.leaf("user", 1.0, 1e-5, description=("gausian", 1.0))
+    with pytest.raises(TypeError, match="MechanismDescription"):
+        PrivacySpend(
+            "user", PrivacySpend.gaussian(1.0, 1e-5).budget, {}, description=("gaussian", 1.0))
+
+
+@pytest.mark.parametrize("kind", sorted(_MISSTATED))
+def test_a_description_kind_among_the_free_params_is_refused(kind):
+    # Before descriptions had their own field a misspelt kind was silently kept as a
+    # public parameter; now the params are free-form and a kind there is a mistake.
+    _, delta, value = _MISSTATED[kind]
+    with pytest.raises(ValueError, match=f"names the description kind '{kind}' among its "
+                                         f"free-form params; pass it as description="):
+        PrivacySpend.leaf("user", 5.0, delta, **{kind: value})
+
+
+def test_only_leaves_have_descriptions():
+    leaf = PrivacySpend.rappor(1.0)
+    node = PrivacySpend.compose("two", [leaf, leaf], "sequential")
+    assert node.description is None
+    with pytest.raises(ValueError, match="only a leaf"):
+        PrivacySpend("two", node.budget, {}, "sequential", node.parts, leaf.description)
+
+
+def test_records_pickled_with_the_description_among_params_still_read(tmp_path):
+    # Ledgers written before the field kept the description in params: such a
+    # record unpickles with its description moved to the field, and composes
+    # tightly as before.
+    import pickle
+
+    new = PrivacySpend.laplace(0.5, 2, mechanism="ALIBI", n_rounds=2)
+    old_state = {"mechanism": "ALIBI", "budget": new.budget,
+                 "params": {"n_rounds": 2, "laplace": (0.5, 2)},
+                 "composition": "leaf", "parts": ()}
+    old = PrivacySpend.__new__(PrivacySpend)
+    old.__setstate__(old_state)
+    assert old == new
+    assert pickle.loads(pickle.dumps(new)) == new
+    acc_old, acc_new = BudgetAccountant(math.inf, 1.0), BudgetAccountant(math.inf, 1.0)
+    acc_old.spend(old)
+    acc_new.spend(new)
+    assert acc_old.total(slack=1e-6) == acc_new.total(slack=1e-6)

@@ -110,10 +110,11 @@ def test_calibration_buys_less_noise_at_the_same_label_budget():
 def test_a_label_spend_may_not_understate_the_replace_one_accounting():
     run = (1.0, 0.1, 30)
     epsilon = subsampled_gaussian_label_epsilon(*run, 1e-5)
-    PrivacySpend.leaf("DP-SGD", epsilon, 1e-5, subsampled_gaussian_label=run)
+    PrivacySpend.leaf("DP-SGD", epsilon, 1e-5, description=("subsampled_gaussian_label", run))
     add_remove = subsampled_gaussian_epsilon(*run, 1e-5, method="pld")
     with pytest.raises(ValueError, match="subsampled_gaussian_label=.* implies"):
-        PrivacySpend.leaf("DP-SGD", add_remove, 1e-5, subsampled_gaussian_label=run)
+        PrivacySpend.leaf("DP-SGD", add_remove, 1e-5,
+                          description=("subsampled_gaussian_label", run))
 
 
 # ---------------------------------------------------------------- total(slack=...)
@@ -183,7 +184,7 @@ def test_tight_total_mixes_described_and_summed_spends():
     acc = BudgetAccountant(math.inf, 1.0)
     run = (1.0, 0.1, 30)
     acc.spend(PrivacySpend.leaf("DP-SGD", subsampled_gaussian_label_epsilon(*run, 1e-5), 1e-5,
-                                subsampled_gaussian_label=run))
+                                description=("subsampled_gaussian_label", run)))
     acc.spend(PrivacySpend.randomized_response(1.0, 4))
     acc.spend(0.7, 1e-4)  # no description: added as it is
     tight = acc.total(slack=1e-6)
@@ -202,6 +203,6 @@ def test_tight_total_mixes_described_and_summed_spends():
 
 def test_a_randomized_response_record_may_not_understate_it():
     with pytest.raises(ValueError, match="implies"):
-        PrivacySpend.leaf("RR", 0.4, randomized_response=(0.5, 3))
+        PrivacySpend.leaf("RR", 0.4, description=("randomized_response", (0.5, 3)))
     with pytest.raises(ValueError, match="n_outputs"):
         PrivacySpend.randomized_response(0.5, 1)

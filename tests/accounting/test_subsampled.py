@@ -162,7 +162,9 @@ def test_spend_record_reports_epsilon_and_parameters():
     assert spend.mechanism == "DP-SGD"
     assert spend.epsilon == subsampled_gaussian_epsilon(**ABADI)
     assert spend.delta == 1e-5
-    assert spend.params == {"subsampled_gaussian": (4.0, 0.01, 10_000), "n_samples": 60_000}
+    assert spend.params == {"n_samples": 60_000}
+    assert (spend.description.kind, spend.description.value) == (
+        "subsampled_gaussian", (4.0, 0.01, 10_000))
     assert spend.rho is None  # a subsampled Gaussian has no zCDP guarantee
     pld = PrivacySpend.subsampled_gaussian(4, 0.01, 10_000, 1e-5, method="pld")
     assert pld.epsilon == subsampled_gaussian_epsilon(**ABADI, method="pld")
@@ -171,25 +173,26 @@ def test_spend_record_reports_epsilon_and_parameters():
 def test_full_batch_spend_records_its_exact_rho():
     spend = PrivacySpend.subsampled_gaussian(2.0, 1, 50, 1e-5, mechanism="DP-Adam")
     assert spend.rho == 50 / (2 * 2.0**2)
-    assert spend.params["subsampled_gaussian"] == (2.0, 1.0, 50)
+    assert spend.description.value == (2.0, 1.0, 50)
 
 
 def test_spend_record_refuses_an_understated_or_malformed_record():
+    abadi = ("subsampled_gaussian", (4.0, 0.01, 10_000))
     with pytest.raises(ValueError, match="implies"):
-        PrivacySpend.leaf("DP-SGD", 0.9, 1e-5, subsampled_gaussian=(4.0, 0.01, 10_000))
+        PrivacySpend.leaf("DP-SGD", 0.9, 1e-5, description=abadi)
     # The RDP and the PLD values are the two budgets such a record may state;
     # anything above them is refused too (the ledger would believe the description).
     for method in ("rdp", "pld"):
         bound = subsampled_gaussian_epsilon(**ABADI, method=method)
-        PrivacySpend.leaf("DP-SGD", bound, 1e-5, subsampled_gaussian=(4.0, 0.01, 10_000))
+        PrivacySpend.leaf("DP-SGD", bound, 1e-5, description=abadi)
     with pytest.raises(ValueError, match="implies"):
-        PrivacySpend.leaf("DP-SGD", 1.1 * bound, 1e-5, subsampled_gaussian=(4.0, 0.01, 10_000))
+        PrivacySpend.leaf("DP-SGD", 1.1 * bound, 1e-5, description=abadi)
     with pytest.raises(ValueError, match="delta"):
-        PrivacySpend.leaf("DP-SGD", 5.0, 0.0, subsampled_gaussian=(4.0, 0.01, 10_000))
+        PrivacySpend.leaf("DP-SGD", 5.0, 0.0, description=abadi)
     with pytest.raises(ValueError, match="tuple"):
-        PrivacySpend.leaf("DP-SGD", 5.0, 1e-5, subsampled_gaussian=(4.0, 0.01))
+        PrivacySpend.leaf("DP-SGD", 5.0, 1e-5, description=("subsampled_gaussian", (4.0, 0.01)))
     with pytest.raises(ValueError, match="sample_rate"):
-        PrivacySpend.leaf("DP-SGD", 5.0, 1e-5, subsampled_gaussian=(4.0, 0.0, 10))
+        PrivacySpend.leaf("DP-SGD", 5.0, 1e-5, description=("subsampled_gaussian", (4.0, 0.0, 10)))
     with pytest.raises(ValueError, match="steps"):
         PrivacySpend.subsampled_gaussian(4.0, 0.01, 0, 1e-5)
 
@@ -305,8 +308,8 @@ warnings.simplefilter("error", RuntimeWarning)  # dp-accounting's overflow stays
 from sklearn_labeldp.accounting import PrivacySpend, calibrate_dp_sgd_label_change
 epsilon, rate, steps = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
 sigma, label_eps, example_eps = calibrate_dp_sgd_label_change(epsilon, 1e-5, rate, steps)
-PrivacySpend.leaf("DP-SGD", label_eps, 1e-5,
-                  subsampled_gaussian_label=(sigma, rate, steps))  # the record's own check
+PrivacySpend.leaf("DP-SGD", label_eps, 1e-5,  # the record's own check
+                  description=("subsampled_gaussian_label", (sigma, rate, steps)))
 print(sigma, label_eps, example_eps)
 """
 

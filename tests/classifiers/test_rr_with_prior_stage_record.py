@@ -82,7 +82,7 @@ def test_a_dirichlet_prior_stage_is_k_ary_rr_at_its_smallest_set():
     assert (sizes == 1).any() and 2 < k_min < K  # neither the K nor the binary record
     clf = _fit(prior)
     (stage,) = clf.privacy_spend_.parts
-    assert stage.params["randomized_response"] == (EPSILON, k_min)
+    assert stage.description.value == (EPSILON, k_min)
     # The sizes recorded are the ones the mechanism used (one stage: every row).
     assert clf.mechanism_params_["mean_k"][0] == pytest.approx(sizes.mean(), rel=1e-12)
     acc = BudgetAccountant(math.inf, 1.0)
@@ -99,7 +99,7 @@ def test_a_dirichlet_prior_stage_is_k_ary_rr_at_its_smallest_set():
 
 def test_no_prior_is_k_ary_rr_over_every_class():
     (stage,) = _fit().privacy_spend_.parts
-    assert stage.params["randomized_response"] == (EPSILON, K)
+    assert stage.description.value == (EPSILON, K)
 
 
 def test_sets_of_one_class_only_record_every_class():
@@ -108,17 +108,17 @@ def test_sets_of_one_class_only_record_every_class():
     prior[np.arange(200), np.arange(200) % K] = 0.9
     assert (_optimal_sizes(prior, EPSILON) == 1).all()
     (stage,) = _fit(prior).privacy_spend_.parts
-    assert stage.params["randomized_response"] == (EPSILON, K)
+    assert stage.description.value == (EPSILON, K)
 
 
 def test_priors_unknown_at_the_charge_stay_generic_records():
     # Later stages' priors are earlier stages' models; a cluster prior is a DP
     # histogram: neither is known when the fit is charged.
     first, second = _fit(_mixed_prior(200), n_stages=2).privacy_spend_.parts
-    assert first.params["randomized_response"][1] > 2
-    assert "randomized_response" not in second.params
+    assert first.description.value[1] > 2
+    assert second.description is None
     assert (second.epsilon, second.delta) == (EPSILON, 0.0)
     clustered = _fit(ClusterPrior(n_clusters=4, epsilon=0.5))
     histogram, lp_mst = clustered.privacy_spend_.parts
-    assert [("randomized_response" in p.params) for p in lp_mst.parts] == [False]
+    assert [(p.description is not None) for p in lp_mst.parts] == [False]
     assert lp_mst.parts[0].epsilon == pytest.approx(0.5)

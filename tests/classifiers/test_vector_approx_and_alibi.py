@@ -63,7 +63,7 @@ def test_vector_approx_trains_on_rappor_bits(data):
     assert clf.privacy_spend_.mechanism == "RAPPOR"
     # Described: the bits measured above are binary randomized responses at eps / 2, and
     # a label change moves two of them, which a tight total composes as such.
-    assert clf.privacy_spend_.params["rappor"] == eps
+    assert clf.privacy_spend_.description.value == eps
 
 
 def test_vector_approx_predicts_argmax_and_debiased_proba(data):
@@ -107,7 +107,7 @@ def test_alibi_noise_is_drawn_once_and_rounds_refine_the_posterior(data):
     assert clf.mechanism_params_["scale"] == 2 / eps
     # Described: two coordinates move by 1 each, Laplace at eps / 2 each (a tight total
     # composes their product).
-    assert clf.privacy_spend_.params["laplace"] == (eps / 2, 2) and clf.epsilon_ == eps
+    assert clf.privacy_spend_.description.value == (eps / 2, 2) and clf.epsilon_ == eps
 
 
 @pytest.mark.parametrize("post", ["simplex", "argmax"])
@@ -141,7 +141,7 @@ def test_alibi_gaussian_is_calibrated_by_the_exact_profile(data):
     # Less noise than the zCDP calibration it replaces (Canonne, Kamath and Steinke 2020).
     assert sigma < 0.95 * gaussian_sigma_for_approx_dp(2.0, 1e-5, sensitivity=math.sqrt(2))
     params = clf.privacy_spend_.params
-    assert params["gaussian"] == math.sqrt(2) / sigma
+    assert clf.privacy_spend_.description.value == math.sqrt(2) / sigma
     assert params["rho"] == pytest.approx(1 / sigma**2)
     assert clf.score(X, y) > 0.6  # well above chance (0.2) despite sigma ~ 2.8
 

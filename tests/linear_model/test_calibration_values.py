@@ -148,9 +148,9 @@ def test_full_dp_second_order_is_charged_for_the_label_change():
                                  n_classes=2, reg=0.01, privacy="full", n_noisy_steps=5)
     s = params["noise_multiplier"]
     assert s == pytest.approx(math.sqrt(5) / mu, rel=1e-12)
-    assert params["gaussian"] == pytest.approx(mu, rel=1e-12)
+    assert params["gaussian_mu"] == pytest.approx(mu, rel=1e-12)
     assert params["rho"] == pytest.approx(mu**2 / 2, rel=1e-12)
-    assert params["example_gaussian"] == pytest.approx(math.sqrt(10) / s, rel=1e-12)
+    assert params["example_gaussian_mu"] == pytest.approx(math.sqrt(10) / s, rel=1e-12)
     assert params["example_rho"] == pytest.approx(5 / s**2, rel=1e-12)
     assert params["label_sensitivities"] == {"gradient": 1.0, "hessian": 0.0}
     # K = 4, FC: the gradient noise s * 2 moves by sqrt(2): mu^2 = T (sqrt(2) / 2)^2 / s^2.

@@ -36,7 +36,7 @@ from sklearn_labeldp.linear_model._calibration import (
     first_order_params,
     first_order_sensitivity,
 )
-from sklearn_labeldp.linear_model._erm import _feature_map
+from sklearn_labeldp.linear_model._erm_base import _feature_map
 from sklearn_labeldp.linear_model._first_order import (
     clipped_residuals,
     noisy_first_order_logistic,
@@ -294,10 +294,10 @@ def test_estimator_noise_is_calibrated(privacy, n_classes, batch_size):
         label_shift = 1.0 if m == 1 else math.sqrt(2.0)
         mu = _exact_gaussian_mu(eps, DELTA)
         s = math.sqrt(T) * (label_shift / sens) / mu
-        assert plan["gaussian"] == pytest.approx(mu, rel=1e-6)
+        assert plan["gaussian_mu"] == pytest.approx(mu, rel=1e-6)
         assert plan["rho"] == pytest.approx(mu**2 / 2, rel=1e-6)
         assert (math.sqrt(T) * (label_shift / sens) / plan["noise_multiplier"]
-                == pytest.approx(plan["gaussian"], rel=1e-12))
+                == pytest.approx(plan["gaussian_mu"], rel=1e-12))
         # Less noise than the zCDP conversion the exact profile replaced.
         assert s < math.sqrt(T * (label_shift / sens) ** 2 / (2 * approx_dp_to_zcdp(eps, DELTA)))
         q = 1.0
@@ -309,7 +309,8 @@ def test_estimator_noise_is_calibrated(privacy, n_classes, batch_size):
         s = plan["noise_multiplier"]
         label_eps, key, value = bounded_label_change_epsilon(
             s * 0.8, q, T, DELTA, norm_bound=0.8, change_bound=math.sqrt(2.0), straddle=False)
-        assert key == "subsampled_gaussian_label" and plan[key] == value == (s, q, T)
+        assert key == "subsampled_gaussian_label" and plan["dominating_pair"] == (key, value)
+        assert value == (s, q, T)
         assert plan["label_epsilon"] == label_eps
         assert 0.98 * eps <= label_eps <= eps  # calibrated, not merely valid
         assert s < calibrate_dp_sgd(eps, DELTA, q, T)[0]  # less than group privacy's
@@ -402,8 +403,8 @@ def test_full_batch_spend_is_the_exact_gaussian_leaf(solver, mechanism, privacy)
         example = {"example_epsilon": clf.example_epsilon_, "example_delta": DELTA}
     assert spend.params == {"privacy": privacy, **clf.mechanism_params_, **example}
     # The Gaussian of mu noise stds whose exact profile is (1.5, DELTA); rho = mu^2 / 2.
-    assert spend.params["gaussian"] == pytest.approx(mu, rel=1e-6)
-    assert _gaussian_profile(1.5, spend.params["gaussian"]) <= DELTA * (1 + 1e-9)
+    assert spend.description.value == pytest.approx(mu, rel=1e-6)
+    assert _gaussian_profile(1.5, spend.description.value) <= DELTA * (1 + 1e-9)
     assert spend.rho == pytest.approx(mu**2 / 2, rel=1e-6)
     # The zCDP conversion of the same rho overstates the spend: the exact profile buys more.
     assert zcdp_to_approx_dp(spend.rho, DELTA) > 1.5
@@ -427,21 +428,21 @@ def test_full_batch_full_dp_is_charged_for_the_label_change(n_classes, max_grad_
     s, clip = params["noise_multiplier"], params["max_grad_norm"]
     shift = min(2 * clip, 1.0 if n_classes == 2 else math.sqrt(2.0))
     assert params["label_sensitivities"] == {"gradient": shift}
-    mu = params["gaussian"]
+    mu = params["gaussian_mu"]
     assert mu == pytest.approx(math.sqrt(T) * (shift / clip) / s, rel=1e-12)
     assert mu == pytest.approx(_exact_gaussian_mu(1.0, DELTA), rel=1e-6)
     assert params["rho"] == pytest.approx(mu**2 / 2, rel=1e-12)
-    assert params["example_gaussian"] == pytest.approx(math.sqrt(T) / s, rel=1e-12)
+    assert params["example_gaussian_mu"] == pytest.approx(math.sqrt(T) / s, rel=1e-12)
     assert params["example_rho"] == pytest.approx(T / (2 * s**2), rel=1e-12)
     if max_grad_norm == 0.1:
-        assert mu == pytest.approx(2 * params["example_gaussian"])
+        assert mu == pytest.approx(2 * params["example_gaussian_mu"])
         assert params["rho"] == pytest.approx(4 * params["example_rho"])
     assert clf.epsilon_ <= 1.0 and _gaussian_profile(clf.epsilon_, mu) <= DELTA * (1 + 1e-9)
-    assert clf.privacy_spend_.params["gaussian"] == mu
+    assert clf.privacy_spend_.description.value == mu
     assert (acc.total().epsilon, acc.total().delta) == (clf.epsilon_, clf.delta_)
     assert clf.example_epsilon_ == pytest.approx(
-        _exact_gaussian_epsilon(params["example_gaussian"], DELTA), rel=1e-9)
-    assert _gaussian_profile(clf.example_epsilon_, params["example_gaussian"]) <= DELTA * (
+        _exact_gaussian_epsilon(params["example_gaussian_mu"], DELTA), rel=1e-9)
+    assert _gaussian_profile(clf.example_epsilon_, params["example_gaussian_mu"]) <= DELTA * (
         1 + 1e-9)
     assert clf.example_delta_ == DELTA
 
@@ -487,7 +488,8 @@ def test_minibatch_spend_is_the_direct_label_change_guarantee(solver):
         _dp_accounting_epsilon("ADD_OR_REMOVE_ONE", s, q, T, DELTA), rel=0.02)
     assert clf.example_delta_ == DELTA
     assert spend.params["example_epsilon"] == clf.example_epsilon_
-    assert spend.params[key] == value and spend.rho is None
+    assert (spend.description.kind, spend.description.value) == (key, value)
+    assert spend.rho is None
     assert spend.params.items() >= params.items()
     assert (acc.total().epsilon, acc.total().delta) == (clf.epsilon_, clf.delta_)
     # The described add/remove pair composes by Renyi DP too: valid, looser than the PLD.
@@ -516,7 +518,7 @@ def test_the_dp_sgd_calibrations(monkeypatch):
     std, label_eps, key, value = calibrate_bounded_label_change(
         eps, DELTA, q, T, math.sqrt(3.0), math.sqrt(2.0), False)
     assert (params["noise_multiplier"] * clip, params["sample_rate"]) == pytest.approx((std, q))
-    assert params["label_epsilon"] == label_eps <= eps and params[key] == value
+    assert params["label_epsilon"] == label_eps <= eps and params["dominating_pair"] == (key, value)
     assert label_eps == bounded_label_change_epsilon(
         std, q, T, DELTA, norm_bound=math.sqrt(3.0), change_bound=math.sqrt(2.0),
         straddle=False)[0]

@@ -26,7 +26,8 @@ from sklearn_labeldp.linear_model._calibration import (
     perturbation_example_epsilon,
     perturbation_params,
 )
-from sklearn_labeldp.linear_model._erm import DPLinearSVC, DPLogisticRegression, _feature_map
+from sklearn_labeldp.linear_model._erm import DPLinearSVC, DPLogisticRegression
+from sklearn_labeldp.linear_model._erm_base import _feature_map
 from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss, neighbour_bounds
 from sklearn_labeldp.linear_model._minimise import factor_preconditioner, minimise
 from sklearn_labeldp.linear_model._perturbed_erm import perturbed_erm, sample_l2_gamma_noise
@@ -382,7 +383,7 @@ def test_newton_fc_gradient_noise_std_is_calibrated(privacy, solver):
     assert plan["noise_multiplier"] == pytest.approx(s)
     assert plan["sensitivities"]["gradient"] == pytest.approx(sens)
     assert plan["noise_stds"]["gradient"] == pytest.approx(s * sens / n)
-    assert plan["gaussian"] == pytest.approx(mu)
+    assert plan["gaussian_mu"] == pytest.approx(mu)
     assert plan["rho"] == pytest.approx(mu**2 / 2)
     assert plan["n_noisy_steps"] == T
     if privacy == "label" and solver == "fc":
@@ -418,8 +419,8 @@ def test_binary_label_sensitivity_is_one():
     # Gaussian of mu^2 = 3 / s^2, the Hessians nothing. (Add/remove: 2 * 3 / s^2.)
     mu = _exact_mu(1.0, 1e-5)
     assert full["noise_multiplier"] == pytest.approx(math.sqrt(3) / mu)
-    assert full["gaussian"] == pytest.approx(mu)
-    assert full["example_gaussian"] == pytest.approx(math.sqrt(2) * mu)
+    assert full["gaussian_mu"] == pytest.approx(mu)
+    assert full["example_gaussian_mu"] == pytest.approx(math.sqrt(2) * mu)
     assert full["example_rho"] == pytest.approx(mu**2)
 
 
@@ -532,7 +533,7 @@ def test_full_dp_second_order_records_the_label_guarantee(solver, n_classes):
     # delta): the noise is calibrated, not merely valid.
     s, m = params["noise_multiplier"], params["n_problems"]
     shift = 1.0 if n_classes == 2 else math.sqrt(2.0)
-    mu = params["gaussian"]
+    mu = params["gaussian_mu"]
     assert mu == pytest.approx(math.sqrt(6 * shift**2 / m) / s, rel=1e-12)
     assert mu == pytest.approx(_exact_mu(1.5, 1e-5), rel=1e-9)
     assert _profile_delta(1.5, mu) <= 1e-5 * (1 + 1e-9)
@@ -541,10 +542,10 @@ def test_full_dp_second_order_records_the_label_guarantee(solver, n_classes):
     # The example-level guarantee is the add/remove accounting of the same noise, by the
     # same exact profile.
     releases = 2 * 6 if solver == "newton" else 6 + 1
-    assert params["example_gaussian"] == pytest.approx(math.sqrt(releases) / s, rel=1e-12)
+    assert params["example_gaussian_mu"] == pytest.approx(math.sqrt(releases) / s, rel=1e-12)
     assert params["example_rho"] == pytest.approx(releases / (2 * s**2))
     assert clf.example_epsilon_ == pytest.approx(
-        _exact_epsilon(params["example_gaussian"], 1e-5), rel=1e-9)
+        _exact_epsilon(params["example_gaussian_mu"], 1e-5), rel=1e-9)
     assert clf.example_epsilon_ > clf.epsilon_
     assert clf.example_delta_ == 1e-5
     assert spend.params == {"privacy": "full", **params, "example_epsilon": clf.example_epsilon_,
@@ -820,7 +821,7 @@ def test_budget_charged_with_delta_for_zcdp_solvers():
     assert acc.total().delta == pytest.approx(1e-5)
     # One Gaussian of mu noise stds (exact profile at (1, 1e-5)), recorded with rho = mu^2 / 2.
     mu = _exact_mu(1.0, 1e-5)
-    assert clf.privacy_spend_.params["gaussian"] == pytest.approx(mu, rel=1e-9)
+    assert clf.privacy_spend_.description.value == pytest.approx(mu, rel=1e-9)
     assert clf.privacy_spend_.rho == pytest.approx(mu**2 / 2, rel=1e-9)
 
 

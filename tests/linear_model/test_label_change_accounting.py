@@ -17,7 +17,7 @@ from scipy.stats import norm
 from sklearn_labeldp.accounting import BudgetAccountant, calibrate_dp_sgd
 from sklearn_labeldp.accounting._label_change import bounded_label_change_epsilon
 from sklearn_labeldp.linear_model import DPLinearSVC, DPLogisticRegression
-from sklearn_labeldp.linear_model._erm import _feature_map
+from sklearn_labeldp.linear_model._erm_base import _feature_map
 from sklearn_labeldp.linear_model._losses import LogisticLoss
 from sklearn_labeldp.linear_model._minimise import minimise
 
@@ -146,10 +146,10 @@ def _exact_epsilon(mu, delta):
 def test_full_batch_gaussian_records_are_exact(solver, privacy):
     clf = _fit(3, solver=solver, privacy=privacy, epsilon=1.0, delta=DELTA, n_noisy_steps=5)
     spend = clf.privacy_spend_
-    mu = spend.params["gaussian"]
+    mu = spend.description.value
     assert 0.99 <= clf.epsilon_ / _exact_epsilon(mu, DELTA) <= 1.01
     if privacy == "full":
-        mu_ex = spend.params["example_gaussian"]
+        mu_ex = spend.params["example_gaussian_mu"]
         assert clf.example_epsilon_ == pytest.approx(_exact_epsilon(mu_ex, DELTA), rel=0.01)
     # Five fits compose by the privacy loss distribution: well below the sum.
     accountant = BudgetAccountant(delta=1.0)

@@ -329,7 +329,7 @@ def test_gaussian_mu_and_noise_multiplier(privacy, formulation, m, m_example):
         data_norm=5.0, classes=[0, 1, 2], random_state=0, accountant=acc,
     ).fit(X, y)
     params = clf.mechanism_params_
-    s, mu, rho = params["noise_multiplier"], params["gaussian"], params["rho"]
+    s, mu, rho = params["noise_multiplier"], params["gaussian_mu"], params["rho"]
     # Label change, in noise stds squared: label weighted 2/s^2, label ridge 1/s^2; full
     # weighted 0 + 2 + 2 = 4/s^2 (G does not move, A and b move by sqrt(2) times their
     # add/remove sensitivity); full ridge 0 + 2 = 2/s^2: one Gaussian of mu = sqrt(m) / s.
@@ -352,10 +352,10 @@ def test_gaussian_mu_and_noise_multiplier(privacy, formulation, m, m_example):
         # 2/(2 s^2) ridge, reported as example_epsilon_ at delta.
         assert params["label_sensitivities"] == least_squares_label_sensitivities(
             privacy, formulation, 5.0)
-        assert params["example_gaussian"] == pytest.approx(math.sqrt(m_example) / s, rel=1e-12)
+        assert params["example_gaussian_mu"] == pytest.approx(math.sqrt(m_example) / s, rel=1e-12)
         assert params["example_rho"] == pytest.approx(m_example / (2 * s**2), rel=1e-12)
-        assert _profile(clf.example_epsilon_, params["example_gaussian"]) <= 1e-6 * (1 + 1e-9)
-        assert _profile(clf.example_epsilon_ * (1 - 1e-6), params["example_gaussian"]) > 1e-6
+        assert _profile(clf.example_epsilon_, params["example_gaussian_mu"]) <= 1e-6 * (1 + 1e-9)
+        assert _profile(clf.example_epsilon_ * (1 - 1e-6), params["example_gaussian_mu"]) > 1e-6
         assert clf.example_delta_ == 1e-6
         example = {"example_epsilon": clf.example_epsilon_, "example_delta": 1e-6}
     else:

@@ -158,7 +158,7 @@ def test_gnmax_calibration_inverts_the_conversion(epsilon, delta, q):
     assert spent.epsilon <= epsilon
     assert spent.epsilon == pytest.approx(epsilon, rel=1e-9)
     assert spent.rho == pytest.approx(q / sigma**2)
-    assert spent.params["gaussian"] == pytest.approx(math.sqrt(2 * q) / sigma)
+    assert spent.description.value == pytest.approx(math.sqrt(2 * q) / sigma)
     assert gnmax_spend(sigma * (1 - 1e-6), q, delta).epsilon > epsilon
 
 
@@ -171,7 +171,7 @@ def test_confident_gnmax_calibration_inverts_the_conversion(ratio):
     assert spent.epsilon <= epsilon
     assert spent.epsilon == pytest.approx(epsilon, rel=1e-9)
     assert spent.rho == pytest.approx(q / (2 * s1**2) + q / s2**2)
-    assert spent.params["gaussian"] == pytest.approx(math.sqrt(2 * spent.rho))
+    assert spent.description.value == pytest.approx(math.sqrt(2 * spent.rho))
     assert confident_gnmax_spend(s1, s2 * (1 - 1e-6), q, delta).epsilon > epsilon
 
 
@@ -306,4 +306,4 @@ def test_a_huge_epsilon_calibrates_without_overflow():
         sigma = gnmax_sigma(epsilon, 1e-5, 50)
         spend = gnmax_spend(sigma, 50, 1e-5)
         assert spend.epsilon == pytest.approx(epsilon, rel=1e-9) and spend.epsilon <= epsilon
-        assert ("gaussian" in spend.params) == (epsilon < 700)
+        assert (spend.description is not None) == (epsilon < 700)

@@ -105,7 +105,7 @@ def test_holdout_total_epsilon_is_parallel_composition(data):
     assert spend.composition == "parallel" and len(spend.parts) == m + 1
     assert all(part.epsilon == 0.7 for part in spend.parts)
     assert spend.parts[-1].mechanism == "exponential mechanism"
-    assert spend.parts[-1].params["bounded_range"] == 0.7  # its tight-total description
+    assert spend.parts[-1].description.value == 0.7  # its tight-total description
     # Disjoint parts of n / (m + 1) rows, and each candidate ran at the full epsilon.
     sizes = search.cv_results_["n_train_samples"]
     assert sizes.sum() + spend.parts[-1].params["n_samples"] == X.shape[0]

@@ -37,7 +37,7 @@ from sklearn_labeldp.nn import (  # noqa: E402
 )
 from sklearn_labeldp.nn._data import ArrayDataset  # noqa: E402
 from sklearn_labeldp.nn._dp_sgd import DPSGDTraining, _PoissonBatches  # noqa: E402
-from sklearn_labeldp.nn._net import fit_label_codes, initialize_untrained  # noqa: E402
+from sklearn_labeldp.nn._net_access import fit_label_codes, initialize_untrained  # noqa: E402
 
 K = 3
 
@@ -156,7 +156,7 @@ def test_spend_is_dp_accountings_and_within_the_target(blobs):
     assert clf.example_delta_ == 1e-5
     assert clf.example_epsilon_ == subsampled_gaussian_epsilon(*run, 1e-5, method="pld")
     assert clf.example_epsilon_ < clf.epsilon_
-    assert clf.privacy_spend_.params["subsampled_gaussian_label"] == run
+    assert clf.privacy_spend_.description.value == run
     assert acc.total() == PrivacyBudget(clf.epsilon_, clf.delta_)
     assert clf.score(*blobs) > 0.8
 

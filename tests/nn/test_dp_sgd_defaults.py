@@ -64,7 +64,7 @@ def test_default_network_records_the_resolved_settings(small):
     # The run is the resolved one: q = batch / n, T = epochs * ceil(n / batch).
     assert p["sample_rate"] == pytest.approx(75 / 300)
     assert p["n_noisy_steps"] == 100 * 4
-    assert clf.privacy_spend_.params["subsampled_gaussian_label"][1:] == (75 / 300, 400)
+    assert clf.privacy_spend_.description.value[1:] == (75 / 300, 400)
     assert clf.estimator_.get_params()["batch_size"] == 75
     assert clf.estimator_.get_params()["max_epochs"] == 100
     assert clf.epsilon_ <= 8.0
@@ -107,7 +107,7 @@ def test_the_budget_is_charged_after_the_resolution(small):
     # The charge describes the run with the resolved settings.
     (spend,) = accountant.spends
     assert spend.params["batch_size"] == clf.batch_size_ == 64
-    assert spend.params["subsampled_gaussian_label"][2] == 20 * math.ceil(300 / 64)
+    assert spend.description.value[2] == 20 * math.ceil(300 / 64)
 
 
 def test_resolved_settings_beat_the_fixed_ones_at_a_large_budget(small):
