@@ -34,7 +34,7 @@ import numpy as np
 from sklearn.utils.extmath import safe_sparse_dot
 
 from .._base import check_classes
-from ..utils import check_known_rows
+from ..utils import check_known_rows, check_option
 from ._statistics import gram_sum, least_squares_statistics, step_sums
 
 __all__ = [
@@ -318,8 +318,7 @@ class DaskSecondOrderSums:
 
 def dask_second_order_sums(codes, Z, *, n_classes, solver, split_every=SPLIT_EVERY):
     """The blockwise sums of DP-Newton and DP-FC (:class:`DaskSecondOrderSums`)."""
-    if solver not in ("newton", "fc"):
-        raise ValueError(f"solver must be 'newton' or 'fc'; got {solver!r}.")
+    check_option(solver, "solver", ("newton", "fc"))
     return DaskSecondOrderSums(codes, Z, n_classes=n_classes, split_every=split_every)
 
 

@@ -4,7 +4,8 @@ RR-on-Bins (Ghazi, Kamath, Kumar, Leeman, Manurangsi, Varadarajan and Zhang,
 2023) is the eps-label-DP randomizer that minimises the expected regression
 loss under a public global prior over label values. Its baselines (Laplace,
 Gaussian and staircase noise) are in ``_regression_noise``, which shares the
-checks of the label range and the labels defined here.
+checks of the labels and of a value prior defined here (the label range's is
+:func:`~sklearn_labeldp.utils.check_label_range`).
 
 Every randomizer for real labels clips the labels to ``label_range = (low, high)`` first: the
 range is public, so clipping is a label-independent map and costs nothing,
@@ -15,7 +16,13 @@ import math
 
 import numpy as np
 
-from ..utils import check_finite, check_generator, check_option, check_positive, is_dask
+from ..utils import (
+    check_generator,
+    check_label_range,
+    check_option,
+    check_positive,
+    is_dask,
+)
 from ._dask import map_mechanism
 from ._randomized_response import _draw_randomized_response, _keep_probability
 
@@ -28,20 +35,6 @@ _PRIOR_SUM_TOLERANCE = 1e-6
 
 
 # --- argument checks ----------------------------------------------------------
-
-
-def _check_label_range(label_range):
-    try:
-        low, high = label_range
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"label_range must be a pair (low, high) of finite numbers; got {label_range!r}."
-        ) from None
-    low = check_finite(low, "label_range[0]")
-    high = check_finite(high, "label_range[1]")
-    if not low < high:
-        raise ValueError(f"label_range must have low < high; got ({low!r}, {high!r}).")
-    return low, high
 
 
 def _clipped_labels(y, label_range):
@@ -206,7 +199,7 @@ def _bins(epsilon, prior, label_range, loss):
     bin_outputs : ndarray of shape (n_bins,)
     """
     epsilon = check_positive(epsilon, "epsilon")
-    label_range = _check_label_range(label_range)
+    label_range = check_label_range(label_range)
     loss = check_option(loss, "loss", _LOSSES)
     values, probabilities, order = _check_value_prior(prior, label_range)
     support = probabilities > 0
@@ -364,7 +357,7 @@ def rr_on_bins(y, *, epsilon, prior, label_range, loss="squared", random_state=N
     """
     values, thresholds, bin_outputs = _bins(epsilon, prior, label_range, loss)
     params = {
-        "epsilon": float(epsilon), "label_range": _check_label_range(label_range),
+        "epsilon": float(epsilon), "label_range": check_label_range(label_range),
         "thresholds": thresholds, "bin_outputs": bin_outputs,
     }
     if is_dask(y):

@@ -11,9 +11,16 @@ import math
 import numpy as np
 
 from ..accounting import calibrate_gaussian_sigma, gaussian_sigma_for_approx_dp
-from ..utils import check_finite, check_generator, check_option, check_positive, is_dask
+from ..utils import (
+    check_generator,
+    check_label_range,
+    check_nonnegative,
+    check_option,
+    check_positive,
+    is_dask,
+)
 from ._dask import map_mechanism
-from ._regression import _LOSSES, _check_label_range, _clipped_labels
+from ._regression import _LOSSES, _clipped_labels
 
 __all__ = ["gaussian_label", "laplace_label", "staircase_gamma", "staircase_label"]
 
@@ -116,7 +123,7 @@ def laplace_label(y, *, epsilon, label_range, random_state=None):
         return map_mechanism(laplace_label, y, random_state=random_state, epsilon=epsilon,
                              label_range=label_range)
     epsilon = check_positive(epsilon, "epsilon")
-    label_range = _check_label_range(label_range)
+    label_range = check_label_range(label_range)
     _lattice_step(label_range)
     y = _clipped_labels(y, label_range)
     rng = check_generator(random_state)
@@ -202,7 +209,7 @@ def gaussian_label(y, *, epsilon, delta, label_range, method="cks", random_state
     if is_dask(y):
         return map_mechanism(gaussian_label, y, random_state=random_state, epsilon=epsilon,
                              delta=delta, label_range=label_range, method=method)
-    label_range = _check_label_range(label_range)
+    label_range = check_label_range(label_range)
     sigma = gaussian_label_sigma(epsilon, delta, label_range[1] - label_range[0], method)
     _lattice_step(label_range)
     y = _clipped_labels(y, label_range)
@@ -303,13 +310,11 @@ def staircase_label(y, *, epsilon, label_range, gamma=None, loss="squared", rand
         return map_mechanism(staircase_label, y, random_state=random_state, epsilon=epsilon,
                              label_range=label_range, gamma=gamma, loss=loss)
     epsilon = check_positive(epsilon, "epsilon")
-    label_range = _check_label_range(label_range)
+    label_range = check_label_range(label_range)
     if gamma is None:
         gamma = staircase_gamma(epsilon, loss=loss)
     else:
-        gamma = check_finite(gamma, "gamma")
-        if not 0 <= gamma <= 1:
-            raise ValueError(f"gamma must lie in [0, 1]; got {gamma!r}.")
+        gamma = check_nonnegative(gamma, "gamma", upper=1.0)
     _lattice_step(label_range)
     y = _clipped_labels(y, label_range)
     rng = check_generator(random_state)

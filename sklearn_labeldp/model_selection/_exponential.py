@@ -1,27 +1,21 @@
 """The exponential mechanism (McSherry and Talwar 2007) over a finite set."""
 
-from numbers import Real
-
 import numpy as np
 from scipy.special import log_softmax
 
-from ..utils import check_generator
+from ..utils import check_generator, check_positive
 
 __all__ = ["exponential_mechanism", "exponential_mechanism_probabilities"]
 
 
 def _check(scores, epsilon, sensitivity):
+    """The scores as a finite 1-d float64 array, and ``epsilon`` and ``sensitivity`` as floats."""
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 1 or scores.size == 0:
         raise ValueError(f"scores must be a non-empty 1-d array; got shape {scores.shape}.")
     if not np.all(np.isfinite(scores)):
         raise ValueError("scores must be finite.")
-    for name, value in (("epsilon", epsilon), ("sensitivity", sensitivity)):
-        if isinstance(value, bool) or not isinstance(value, Real):
-            raise TypeError(f"{name} must be a real number; got {value!r}.")
-        if not (np.isfinite(value) and value > 0):
-            raise ValueError(f"{name} must be finite and > 0; got {value!r}.")
-    return scores
+    return scores, check_positive(epsilon, "epsilon"), check_positive(sensitivity, "sensitivity")
 
 
 def exponential_mechanism_probabilities(scores, *, epsilon, sensitivity=1.0):
@@ -49,7 +43,7 @@ def exponential_mechanism_probabilities(scores, *, epsilon, sensitivity=1.0):
     >>> exponential_mechanism_probabilities([0.0, 0.0], epsilon=1.0).tolist()
     [0.5, 0.5]
     """
-    scores = _check(scores, epsilon, sensitivity)
+    scores, epsilon, sensitivity = _check(scores, epsilon, sensitivity)
     return np.exp(log_softmax(epsilon * scores / (2.0 * sensitivity)))
 
 

@@ -1,6 +1,5 @@
 """PrivateGridSearchCV: hyperparameter search whose total label-DP cost is proven."""
 
-import math
 import warnings
 from numbers import Integral, Real
 
@@ -370,8 +369,6 @@ class PrivateGridSearchCV(
 
     def _candidates(self):
         """The candidate parameter dicts, checked against the estimator (public only)."""
-        if not math.isfinite(self.epsilon):
-            raise ValueError(f"epsilon must be finite and > 0; got {self.epsilon!r}.")
         # {} and [{}] are scikit-learn's grid of one candidate (the estimator as
         # given) and are searched as such; [] has no candidate at all.
         no_candidate = (

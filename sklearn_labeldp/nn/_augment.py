@@ -14,14 +14,21 @@ from numbers import Integral
 import torch
 from torch.nn import functional as F
 
+from ..utils import check_int, check_nonnegative, check_option
+
 __all__ = ["resolve_image_shape", "strong_augment", "weak_augment"]
 
 # PIL's ImageFilter.SMOOTH, the "degenerate" image of ImageEnhance.Sharpness.
 _SMOOTH = torch.tensor([[1.0, 1.0, 1.0], [1.0, 5.0, 1.0], [1.0, 1.0, 1.0]]) / 13.0
+_PADDING_MODES = ("reflect", "zeros", "replicate")
 
 
 def check_image_shape(image_shape, name="image_shape"):
-    """``image_shape`` as a tuple of three positive ints, or a ``ValueError`` naming it."""
+    """``image_shape`` as a tuple of three positive ints, or a ``ValueError`` naming it.
+
+    The image shape of the augmentations and of the networks' inputs
+    (``input_shape``): ``(channels, height, width)``.
+    """
     try:
         shape = tuple(image_shape)
     except TypeError:
@@ -30,7 +37,7 @@ def check_image_shape(image_shape, name="image_shape"):
         isinstance(s, Integral) and not isinstance(s, bool) and s >= 1 for s in shape
     ):
         raise ValueError(
-            f"{name} must be None or a tuple (channels, height, width) of positive ints; "
+            f"{name} must be a tuple (channels, height, width) of positive ints; "
             f"got {image_shape!r}."
         )
     return tuple(int(s) for s in shape)
@@ -138,12 +145,8 @@ def _weak(images, generator, flip, max_shift, padding_mode):
 
 
 def _check_weak_options(flip, max_shift, padding_mode):
-    if not 0 <= max_shift < 1:
-        raise ValueError(f"max_shift must be in [0, 1); got {max_shift!r}.")
-    if padding_mode not in ("reflect", "zeros", "replicate"):
-        raise ValueError(
-            f"padding_mode must be 'reflect', 'zeros' or 'replicate'; got {padding_mode!r}."
-        )
+    check_nonnegative(max_shift, "max_shift", upper=1.0, include_upper=False)
+    check_option(padding_mode, "padding_mode", _PADDING_MODES)
 
 
 def weak_augment(
@@ -335,10 +338,8 @@ def strong_augment(
     augmented : torch.Tensor of the shape and dtype of ``batch``
     """
     _check_weak_options(flip, max_shift, padding_mode)
-    if not isinstance(n_ops, Integral) or n_ops < 0:
-        raise ValueError(f"n_ops must be an int >= 0; got {n_ops!r}.")
-    if not 0 <= cutout <= 1:
-        raise ValueError(f"cutout must be in [0, 1]; got {cutout!r}.")
+    check_int(n_ops, "n_ops", minimum=0)
+    check_nonnegative(cutout, "cutout", upper=1.0)
     images = _as_images(batch, image_shape)
     images = _weak(images, generator, flip, max_shift, padding_mode)
     if n_ops:

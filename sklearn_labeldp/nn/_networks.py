@@ -8,23 +8,10 @@ input that already has the image shape is accepted as well.
 import torch
 from torch import nn
 
+from ..utils import check_int
+from ._augment import check_image_shape
+
 __all__ = ["MLP", "FashionCNN", "PreActResNet18"]
-
-
-def _check_input_shape(input_shape):
-    shape = tuple(int(s) for s in input_shape)
-    if len(shape) != 3 or min(shape) < 1:
-        raise ValueError(
-            "input_shape must be (channels, height, width) with positive sizes; "
-            f"got {input_shape!r}."
-        )
-    return shape
-
-
-def _check_n_outputs(n_outputs):
-    if int(n_outputs) != n_outputs or n_outputs < 1:
-        raise ValueError(f"n_outputs must be a positive integer; got {n_outputs!r}.")
-    return int(n_outputs)
 
 
 class MLP(nn.Module):
@@ -54,10 +41,11 @@ class MLP(nn.Module):
 
     def __init__(self, n_outputs=2, hidden_units=(64,)):
         super().__init__()
-        n_outputs = _check_n_outputs(n_outputs)
-        widths = [int(width) for width in hidden_units]
-        if any(w != given or w < 1 for w, given in zip(widths, hidden_units, strict=True)):
-            raise ValueError(f"hidden_units must be positive integers; got {hidden_units!r}.")
+        n_outputs = check_int(n_outputs, "n_outputs", minimum=1)
+        widths = [
+            check_int(width, f"hidden_units[{i}]", minimum=1)
+            for i, width in enumerate(hidden_units)
+        ]
         layers = []
         for width in widths:
             layers += [nn.LazyLinear(width), nn.ReLU()]
@@ -106,8 +94,8 @@ class FashionCNN(nn.Module):
 
     def __init__(self, n_outputs=10, input_shape=(1, 28, 28), dropout=0.5):
         super().__init__()
-        self.input_shape = _check_input_shape(input_shape)
-        n_outputs = _check_n_outputs(n_outputs)
+        self.input_shape = check_image_shape(input_shape, "input_shape")
+        n_outputs = check_int(n_outputs, "n_outputs", minimum=1)
         channels, height, width = self.input_shape
         self.features = nn.Sequential(
             nn.Conv2d(channels, 32, kernel_size=3, padding=1),
@@ -195,8 +183,8 @@ class PreActResNet18(nn.Module):
 
     def __init__(self, n_outputs=10, input_shape=(3, 32, 32)):
         super().__init__()
-        self.input_shape = _check_input_shape(input_shape)
-        n_outputs = _check_n_outputs(n_outputs)
+        self.input_shape = check_image_shape(input_shape, "input_shape")
+        n_outputs = check_int(n_outputs, "n_outputs", minimum=1)
         self.stem = nn.Conv2d(self.input_shape[0], 64, 3, stride=1, padding=1, bias=False)
         stages = []
         in_channels = 64

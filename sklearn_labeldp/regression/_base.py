@@ -21,25 +21,10 @@ from .._base import LabelDPFitTemplate, PreparedFit, ReplayKeyWarningMixin
 from .._private_labels import PrivateLabels, check_real_labels
 from ..accounting import BudgetAccountant
 from ..exceptions import PrivacyLeakWarning
-from ..mechanisms._regression import _check_label_range
-from ..utils import SECURE
+from ..utils import SECURE, check_label_range
 from ..utils._logging import user_stacklevel
 
-__all__ = ["BaseLabelDPRegressor", "check_label_range"]
-
-
-def check_label_range(label_range):
-    """``label_range`` as a pair of floats ``low < high``, or a ``ValueError`` naming it.
-
-    Parameters
-    ----------
-    label_range : tuple (low, high)
-
-    Returns
-    -------
-    tuple of float
-    """
-    return _check_label_range(label_range)
+__all__ = ["BaseLabelDPRegressor"]
 
 
 class BaseLabelDPRegressor(LabelDPFitTemplate, ReplayKeyWarningMixin, RegressorMixin,

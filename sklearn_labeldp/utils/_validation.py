@@ -21,6 +21,7 @@ __all__ = [
     "check_k",
     "check_known_rows",
     "check_label_codes",
+    "check_label_range",
     "check_negated_sorted_prior",
     "check_nonnegative",
     "check_option",
@@ -99,19 +100,28 @@ def check_unit_interval(value, name):
     return value
 
 
-def check_nonnegative(value, name, *, upper=math.inf):
-    """A budget's ``name``, as a float in ``[0, upper]`` (``inf`` allowed if ``upper`` is).
+def check_nonnegative(value, name, *, upper=math.inf, include_upper=True):
+    """A budget's or a share's ``name``, as a float in ``[0, upper]``.
 
-    An unlimited budget is an infinite epsilon, so infinity is not refused.
+    ``inf`` is allowed if ``upper`` is: an unlimited budget is an infinite
+    epsilon, so infinity is not refused. With ``include_upper=False`` the
+    interval is ``[0, upper)``: a fraction of an image's side, a share of the
+    epochs...
 
     >>> import math
     >>> from sklearn_labeldp.utils import check_nonnegative
     >>> check_nonnegative(math.inf, "epsilon"), check_nonnegative(0, "delta", upper=1.0)
     (inf, 0.0)
+    >>> check_nonnegative(1, "max_shift", upper=1.0, include_upper=False)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_shift must lie in [0, 1.0); got 1.0.
     """
     value = _check_real(value, name)
-    if math.isnan(value) or value < 0 or value > upper:
-        raise ValueError(f"{name} must lie in [0, {upper}]; got {value!r}.")
+    too_large = value > upper if include_upper else value >= upper
+    if math.isnan(value) or value < 0 or too_large:
+        bracket = "]" if include_upper else ")"
+        raise ValueError(f"{name} must lie in [0, {upper}{bracket}; got {value!r}.")
     return value
 
 
@@ -126,6 +136,54 @@ def check_finite(value, name):
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite; got {value!r}.")
     return value
+
+
+def check_label_range(label_range):
+    """Return the public range of real labels as a pair of floats ``(low, high)``, ``low < high``.
+
+    Every randomizer for real labels and every label-DP regressor takes such a
+    range: the labels are clipped to it, and its width bounds the sensitivity.
+
+    Parameters
+    ----------
+    label_range : tuple (low, high)
+        Two finite real numbers (not bools), ``low < high``; any pair that
+        unpacks into two, such as a list or a 1-d array of length 2.
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``.
+
+    Raises
+    ------
+    ValueError
+        If ``label_range`` is not a pair, a bound is NaN or infinite, or
+        ``low >= high``.
+    TypeError
+        If a bound is not a real number.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.utils import check_label_range
+    >>> check_label_range((0, 30))
+    (0.0, 30.0)
+    >>> check_label_range((1.0, 1.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: label_range must have low < high; got (1.0, 1.0).
+    """
+    try:
+        low, high = label_range
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"label_range must be a pair (low, high) of finite numbers; got {label_range!r}."
+        ) from None
+    low = check_finite(low, "label_range[0]")
+    high = check_finite(high, "label_range[1]")
+    if not low < high:
+        raise ValueError(f"label_range must have low < high; got ({low!r}, {high!r}).")
+    return low, high
 
 
 def check_int(value, name, *, minimum):

@@ -15,15 +15,21 @@ from sklearn_labeldp.audit import clopper_pearson_lower, event_privacy_audit
 from sklearn_labeldp.mechanisms import (
     gnmax_sigma,
     gnmax_spend,
+    laplace_label,
     lnmax_spend,
     noisy_label_histogram,
     randomized_response,
+    rr_on_bins,
+    staircase_label,
+    unbiased_randomizer,
 )
 from sklearn_labeldp.priors import apply_temperature, cluster_assignment
+from sklearn_labeldp.regression import NoisyLabelRegressor
 from sklearn_labeldp.utils import (
     check_finite,
     check_int,
     check_known_rows,
+    check_label_range,
     check_nonnegative,
     check_option,
     check_positive,
@@ -100,6 +106,53 @@ def test_ranges():
         cluster_assignment(np.zeros((4, 1)), 5)
     with pytest.raises(ValueError, match=r"method must be one of \('cks', 'classic'\)"):
         check_option("rdp", "method", ("cks", "classic"))
+
+
+def test_half_open_ranges():
+    assert check_nonnegative(0, "max_shift", upper=1.0, include_upper=False) == 0.0
+    assert check_nonnegative(0.5, "max_shift", upper=1.0, include_upper=False) == 0.5
+    for bad in (1.0, 1.5, -0.1, math.nan):
+        with pytest.raises(ValueError, match=r"max_shift must lie in \[0, 1\.0\); got"):
+            check_nonnegative(bad, "max_shift", upper=1.0, include_upper=False)
+    with pytest.raises(ValueError, match=r"x must lie in \[0, inf\); got inf\."):
+        check_nonnegative(math.inf, "x", include_upper=False)
+    with pytest.raises(TypeError, match="max_shift must be a real number"):
+        check_nonnegative(False, "max_shift", upper=1.0, include_upper=False)
+
+
+def test_label_range():
+    assert check_label_range((0, 30)) == (0.0, 30.0)
+    assert check_label_range([-1.5, np.float32(2.0)]) == (-1.5, 2.0)
+    assert check_label_range(np.array([0, 1])) == (0.0, 1.0)
+    assert all(type(bound) is float for bound in check_label_range((np.int64(0), 1)))
+    for wrong_length in (None, 5, (), (1.0,), (0.0, 1.0, 2.0), np.zeros(3)):
+        with pytest.raises(ValueError, match=r"label_range must be a pair \(low, high\)"):
+            check_label_range(wrong_length)
+    for bad, which in (((math.nan, 1.0), 0), ((0.0, math.inf), 1), ((-math.inf, 0.0), 0)):
+        with pytest.raises(ValueError, match=rf"label_range\[{which}\] must be finite"):
+            check_label_range(bad)
+    for bad in ((1.0, 1.0), (2.0, 1.0)):
+        with pytest.raises(ValueError, match="label_range must have low < high"):
+            check_label_range(bad)
+    for bad, which in ((("a", 1.0), 0), ((0.0, "1"), 1), ((0.0, None), 1), ((False, True), 0),
+                       (np.zeros((2, 2)), 0)):
+        with pytest.raises(TypeError, match=rf"label_range\[{which}\] must be a real number"):
+            check_label_range(bad)
+
+
+def test_a_bad_label_range_gets_one_message_from_every_package():
+    prior = ([0.0, 1.0], [0.5, 0.5])
+    calls = [
+        lambda: check_label_range((1.0, 0.0)),
+        lambda: laplace_label([0.5], epsilon=1.0, label_range=(1.0, 0.0)),
+        lambda: staircase_label([0.5], epsilon=1.0, label_range=(1.0, 0.0)),
+        lambda: rr_on_bins([0.5], epsilon=1.0, prior=prior, label_range=(1.0, 0.0)),
+        lambda: unbiased_randomizer([0.5], epsilon=1.0, prior=prior, label_range=(1.0, 0.0)),
+        lambda: NoisyLabelRegressor(label_range=(1.0, 0.0), random_state=0).fit(
+            np.zeros((4, 1)), np.zeros(4)),
+    ]
+    expected = (ValueError, "label_range must have low < high; got (1.0, 0.0).")
+    assert [_message(call) for call in calls] == [expected] * len(calls)
 
 
 def test_codes():
