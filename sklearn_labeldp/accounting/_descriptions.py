@@ -26,11 +26,10 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from numbers import Integral
 
 import numpy as np
 
-from ..utils import check_nonnegative
+from ..utils import check_int, check_nonnegative, check_positive
 from ._gaussian import gaussian_epsilon
 from ._subsampled import _dp_accounting, subsampled_spend_epsilons
 
@@ -114,10 +113,7 @@ class MechanismDescription:
 
 
 def _epsilon(key, epsilon):
-    epsilon = check_nonnegative(epsilon, f"description {key!r}: epsilon")
-    if not math.isfinite(epsilon):
-        raise ValueError(f"description {key!r}: needs a finite epsilon; got {epsilon!r}.")
-    return float(epsilon)
+    return check_positive(epsilon, f"description {key!r}: epsilon", allow_zero=True)
 
 
 def _two(key, value, names):
@@ -127,10 +123,7 @@ def _two(key, value, names):
 
 
 def _count(key, name, count, minimum):
-    if isinstance(count, bool) or not isinstance(count, Integral) or count < minimum:
-        raise ValueError(
-            f"description {key!r}: needs an integer {name} >= {minimum}; got {count!r}.")
-    return int(count)
+    return check_int(count, f"description {key!r}: {name}", minimum=minimum)
 
 
 # --------------------------------------------------------- loss distributions

@@ -14,12 +14,12 @@ pairs. The add/remove relation and the dp-accounting primitives are in
 """
 
 import functools
-import math
 
 from ..utils import check_positive, check_unit_interval
 from ._subsampled import (
     _COARSE,
     _REPLACE_ONE,
+    _check_run_epsilon,
     _check_subsampled_gaussian,
     _epsilon,
     _noise_multiplier,
@@ -245,8 +245,7 @@ def calibrate_dp_sgd_label_change(epsilon, delta, sample_rate, n_steps):
     _, sample_rate, n_steps = _check_subsampled_gaussian(1.0, sample_rate, n_steps)
     delta = check_unit_interval(delta, "delta")
     noise_multiplier, label_epsilon = _label_noise_multiplier(epsilon, sample_rate, n_steps, delta)
-    if not (math.isfinite(label_epsilon) and label_epsilon > 0):
-        raise ValueError(f"the run's epsilon computes as {label_epsilon!r}")
+    _check_run_epsilon(label_epsilon)
     example_epsilon = subsampled_gaussian_epsilon(
         noise_multiplier, sample_rate, n_steps, delta, method="pld"
     )
@@ -436,6 +435,4 @@ def calibrate_bounded_label_change(epsilon, delta, sample_rate, n_steps, norm_bo
     label_epsilon, key, value = bounded_label_change_epsilon(
         noise_std, sample_rate, n_steps, delta, norm_bound=norm_bound,
         change_bound=change_bound, straddle=straddle)
-    if not (math.isfinite(label_epsilon) and 0 < label_epsilon <= epsilon):
-        raise ValueError(f"the run's epsilon computes as {label_epsilon!r}")
-    return noise_std, label_epsilon, key, value
+    return noise_std, _check_run_epsilon(label_epsilon, upper=epsilon), key, value

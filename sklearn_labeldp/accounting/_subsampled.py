@@ -24,11 +24,10 @@ is reached through group privacy
 import functools
 import logging
 import math
-from numbers import Integral, Real
 
 import numpy as np
 
-from ..utils import check_option, check_positive, check_unit_interval
+from ..utils import check_int, check_option, check_positive, check_unit_interval
 from ._group_privacy import group_privacy_example_budget
 
 __all__ = [
@@ -73,16 +72,21 @@ def _dp_accounting():
 
 def _check_subsampled_gaussian(noise_multiplier, sample_rate, steps):
     """Validated ``(noise_multiplier, sample_rate, steps)`` as ``(float, float, int)``."""
-    noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
-    if isinstance(sample_rate, bool) or not isinstance(sample_rate, Real):
-        raise TypeError(f"sample_rate must be a real number; got {sample_rate!r}.")
-    if not 0 < sample_rate <= 1:
-        raise ValueError(f"sample_rate must lie in (0, 1]; got {sample_rate!r}.")
-    if isinstance(steps, bool) or not isinstance(steps, Integral):
-        raise TypeError(f"steps must be an integer; got {steps!r}.")
-    if steps < 1:
-        raise ValueError(f"steps must be an integer >= 1; got {steps!r}.")
-    return noise_multiplier, float(sample_rate), int(steps)
+    return (check_positive(noise_multiplier, "noise_multiplier"),
+            check_unit_interval(sample_rate, "sample_rate", include_upper=True),
+            check_int(steps, "steps", minimum=1))
+
+
+def _check_run_epsilon(epsilon, upper=math.inf):
+    """A calibrated run's computed ``epsilon``, refused unless in ``(0, upper]``.
+
+    Not an argument check: the accountant's result, which no budget can be
+    charged with if it is 0, infinite or NaN. The message says so, naming
+    public quantities only.
+    """
+    if not (math.isfinite(epsilon) and 0 < epsilon <= upper):
+        raise ValueError(f"the run's epsilon computes as {epsilon!r}")
+    return epsilon
 
 
 def _dp_event(noise_multiplier, sample_rate, steps):
@@ -381,9 +385,7 @@ def calibrate_dp_sgd(epsilon, delta, sample_rate, n_steps, method="rdp"):
     example_epsilon = subsampled_gaussian_epsilon(
         noise_multiplier, sample_rate, n_steps, example_delta, method=method
     )
-    if not (math.isfinite(example_epsilon) and example_epsilon > 0):
-        raise ValueError(f"the run's epsilon computes as {example_epsilon!r}")
-    return noise_multiplier, example_epsilon, example_delta
+    return noise_multiplier, _check_run_epsilon(example_epsilon), example_delta
 
 
 # The params keys of a subsampled-Gaussian leaf: the relation each is accounted for.

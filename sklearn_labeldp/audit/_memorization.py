@@ -2,7 +2,6 @@
 
 import math
 from dataclasses import dataclass
-from numbers import Integral
 
 import numpy as np
 from scipy.stats import beta
@@ -10,7 +9,7 @@ from sklearn.base import clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import check_consistent_length, column_or_1d
 
-from ..utils import check_generator, check_unit_interval
+from ..utils import check_generator, check_int, check_unit_interval
 
 __all__ = ["AuditResult", "clopper_pearson_lower", "label_memorization_audit"]
 
@@ -277,9 +276,8 @@ def label_memorization_audit(estimator, X, y, *, n_canaries=None, confidence=0.9
     n_samples = y.shape[0]
     if n_canaries is None:
         n_canaries = max(1, n_samples // 2)
-    if isinstance(n_canaries, bool) or not isinstance(n_canaries, Integral):
-        raise TypeError(f"n_canaries must be an int or None; got {n_canaries!r}.")
-    if not 1 <= n_canaries <= n_samples:
+    n_canaries = check_int(n_canaries, "n_canaries", minimum=1)
+    if n_canaries > n_samples:
         raise ValueError(
             f"n_canaries must lie in [1, n_samples={n_samples}]; got {n_canaries}."
         )

@@ -1,12 +1,13 @@
 """UCI Adult (census income), read in place and preprocessed for the private linear models."""
 
 import csv
-from numbers import Real
 from pathlib import Path
 
 import numpy as np
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.utils import Bunch
+
+from ..utils import check_positive
 
 __all__ = ["load_adult"]
 
@@ -125,10 +126,10 @@ def load_adult(data_dir, *, norm_bound=1.0):
     >>> data.X_train.shape, data.y_train.tolist()
     ((2, 20), [0, 1])
     """
-    if isinstance(norm_bound, bool) or not isinstance(norm_bound, Real) or not (
-        np.isfinite(norm_bound) and norm_bound > 0
-    ):
-        raise ValueError(f"norm_bound must be a finite number > 0; got {norm_bound!r}.")
+    try:
+        norm_bound = check_positive(norm_bound, "norm_bound")
+    except TypeError as exc:  # load_adult documents a ValueError for any bad norm_bound
+        raise ValueError(str(exc)) from None
     data_dir = Path(data_dir)
     header, train = _read_csv(data_dir / "adult.data.csv")
     header_test, test = _read_csv(data_dir / "adult.test.csv")

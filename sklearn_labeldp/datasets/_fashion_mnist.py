@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
+from ..utils import check_option
+
 __all__ = ["load_fashion_mnist"]
 
 DEFAULT_DATA_HOME = "/usr/share/datasets/fashion-mnist"
@@ -251,8 +253,7 @@ def load_fashion_mnist(data_home=None, *, subset="train", return_X_y=False, dtyp
     >>> load_fashion_mnist().target_names[0]  # doctest: +SKIP
     'T-shirt/top'
     """
-    if subset not in ("train", "test", "all"):
-        raise ValueError(f"subset must be 'train', 'test' or 'all'; got {subset!r}.")
+    check_option(subset, "subset", ("train", "test", "all"))
     try:
         dtype = np.dtype(dtype)
     except TypeError as exc:

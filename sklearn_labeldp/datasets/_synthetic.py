@@ -1,10 +1,8 @@
 """Synthetic classification problems from the label-DP literature."""
 
-from numbers import Integral, Real
-
 import numpy as np
 
-from ..utils import check_generator
+from ..utils import check_generator, check_int, check_positive
 
 __all__ = ["make_circle_gaussians"]
 
@@ -46,13 +44,9 @@ def make_circle_gaussians(n_samples, n_classes, *, sigma, random_state=None):
     >>> X.shape, sorted(y.tolist())
     ((6, 2), [0, 0, 1, 1, 2, 2])
     """
-    for name, value, low in (("n_samples", n_samples, 1), ("n_classes", n_classes, 2)):
-        if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-            raise ValueError(f"{name} must be an int >= {low}; got {value!r}.")
-    if isinstance(sigma, bool) or not isinstance(sigma, Real) or not (
-        np.isfinite(sigma) and sigma >= 0
-    ):
-        raise ValueError(f"sigma must be a finite number >= 0; got {sigma!r}.")
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    n_classes = check_int(n_classes, "n_classes", minimum=2)
+    sigma = check_positive(sigma, "sigma", allow_zero=True)
     rng = check_generator(random_state)
     y = rng.permutation(np.arange(n_samples) % n_classes)
     angles = 2.0 * np.pi * np.arange(n_classes) / n_classes

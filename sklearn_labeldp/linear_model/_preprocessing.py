@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..exceptions import PrivacyLeakWarning, RowClippingWarning
-from ..utils import is_dask
+from ..utils import check_positive, is_dask
 
 # Above this share of clipped rows a label-DP fit with a given bound warns (or above
 # the share "auto" clips, 1 - quantile, when that is larger): the model then sees a
@@ -267,8 +267,7 @@ def row_clip_factors(X, max_norm, norms=None):
     -------
     ndarray of shape (n_samples,)
     """
-    if not (np.isfinite(max_norm) and max_norm > 0):
-        raise ValueError(f"the clipping norm must be a finite number > 0; got {max_norm!r}.")
+    max_norm = check_positive(max_norm, "max_norm")
     norms = row_norms(X) if norms is None else norms
     scale = np.ones_like(norms)
     over = norms > max_norm

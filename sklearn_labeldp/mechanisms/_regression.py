@@ -4,8 +4,9 @@ RR-on-Bins (Ghazi, Kamath, Kumar, Leeman, Manurangsi, Varadarajan and Zhang,
 2023) is the eps-label-DP randomizer that minimises the expected regression
 loss under a public global prior over label values. Its baselines (Laplace,
 Gaussian and staircase noise) are in ``_regression_noise``, which shares the
-checks of the labels and of a value prior defined here (the label range's is
-:func:`~sklearn_labeldp.utils.check_label_range`).
+check of the labels defined here (the label range's and the value prior's are
+:func:`~sklearn_labeldp.utils.check_label_range` and
+:func:`~sklearn_labeldp.utils.check_value_prior`).
 
 Every randomizer for real labels clips the labels to ``label_range = (low, high)`` first: the
 range is public, so clipping is a label-independent map and costs nothing,
@@ -21,6 +22,7 @@ from ..utils import (
     check_label_range,
     check_option,
     check_positive,
+    check_value_prior,
     is_dask,
 )
 from ._dask import map_mechanism
@@ -29,9 +31,6 @@ from ._randomized_response import _draw_randomized_response, _keep_probability
 __all__ = ["optimal_bins", "rr_on_bins", "rr_on_bins_distribution"]
 
 _LOSSES = ("squared", "absolute")
-# A DP histogram normalised in float64 sums to 1 within a few ulps; anything
-# further off is a prior given in the wrong form (counts, a density...).
-_PRIOR_SUM_TOLERANCE = 1e-6
 
 
 # --- argument checks ----------------------------------------------------------
@@ -48,41 +47,6 @@ def _clipped_labels(y, label_range):
     if not np.isfinite(y).all():
         raise ValueError("y must be finite (no NaN or inf).")
     return np.clip(y, *label_range)
-
-
-def _check_value_prior(prior, label_range):
-    """The prior as (sorted values, their probabilities, the order that sorted them)."""
-    try:
-        values, probabilities = prior
-    except (TypeError, ValueError):
-        raise TypeError(
-            "prior must be a pair (values, probabilities) of 1-d arrays of the same length."
-        ) from None
-    values = np.asarray(values, dtype=np.float64)
-    probabilities = np.asarray(probabilities, dtype=np.float64)
-    if values.ndim != 1 or values.shape != probabilities.shape or values.size == 0:
-        raise ValueError(
-            "prior must be a pair (values, probabilities) of nonempty 1-d arrays of the same "
-            f"length; got shapes {values.shape} and {probabilities.shape}."
-        )
-    if not (np.isfinite(values).all() and np.isfinite(probabilities).all()):
-        raise ValueError("prior values and probabilities must be finite.")
-    if (probabilities < 0).any():
-        raise ValueError("prior probabilities must be nonnegative.")
-    total = probabilities.sum()
-    if abs(total - 1.0) > _PRIOR_SUM_TOLERANCE:
-        raise ValueError(f"prior probabilities must sum to 1; they sum to {total!r}.")
-    low, high = label_range
-    if values.min() < low or values.max() > high:
-        raise ValueError(
-            f"prior values must lie in label_range [{low!r}, {high!r}]; they span "
-            f"[{values.min()!r}, {values.max()!r}]."
-        )
-    order = np.argsort(values, kind="stable")
-    values = values[order]
-    if (np.diff(values) == 0).any():
-        raise ValueError("prior values must be distinct.")
-    return values, probabilities[order] / total, order
 
 
 # --- RR-on-Bins: the bins -----------------------------------------------------
@@ -201,7 +165,7 @@ def _bins(epsilon, prior, label_range, loss):
     epsilon = check_positive(epsilon, "epsilon")
     label_range = check_label_range(label_range)
     loss = check_option(loss, "loss", _LOSSES)
-    values, probabilities, order = _check_value_prior(prior, label_range)
+    values, probabilities, order = check_value_prior(prior, label_range)
     support = probabilities > 0
     v, p = values[support], probabilities[support]
     # Costs are invariant to a shift and scale by a power of two is exact:

@@ -23,9 +23,16 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
-from ..utils import check_generator, check_int, check_label_range, check_positive, is_dask
+from ..utils import (
+    check_generator,
+    check_int,
+    check_label_range,
+    check_positive,
+    check_value_prior,
+    is_dask,
+)
 from ._dask import map_mechanism
-from ._regression import _check_value_prior, _clipped_labels
+from ._regression import _clipped_labels
 
 __all__ = ["unbiased_randomizer", "unbiased_randomizer_distribution"]
 
@@ -135,7 +142,7 @@ def _grid(epsilon, prior, label_range, n_outputs):
     """Checked arguments, the input grid (unit range, sorted) and the solved law."""
     epsilon = check_positive(epsilon, "epsilon")
     low, high = check_label_range(label_range)
-    values, probabilities, order = _check_value_prior(prior, (low, high))
+    values, probabilities, order = check_value_prior(prior, (low, high))
     scale = high - low
     units = (values - low) / scale
     # The ends of the range are inputs too (probability 0 if the prior has none

@@ -5,6 +5,7 @@ import math
 import torch
 from skorch.callbacks import Callback
 
+from ..utils import check_nonnegative
 from ._data import check_soft_targets
 
 __all__ = ["TargetRefresh", "WarmupLinearDecay"]
@@ -110,10 +111,7 @@ class WarmupLinearDecay(Callback):
         self.warmup_fraction = warmup_fraction
 
     def initialize(self):
-        if not 0 <= self.warmup_fraction < 1:
-            raise ValueError(
-                f"warmup_fraction must be in [0, 1); got {self.warmup_fraction!r}."
-            )
+        check_nonnegative(self.warmup_fraction, "warmup_fraction", upper=1.0, include_upper=False)
         self.n_steps_ = self.step_ = 0
         return self
 

@@ -37,7 +37,7 @@ from .._target_adapters import (
     affine_debias,
 )
 from ..accounting import PrivacyBudget, PrivacySpend
-from ..mechanisms._regression import _check_value_prior
+from ..utils import check_value_prior
 from ..utils._dask import real_values, row_blocks_on_dask
 from ._base import BaseLabelDPRegressor
 from ._priors import auto_prior_size, label_grid, value_histogram
@@ -296,7 +296,7 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
                     "a public prior costs no budget and has its own values: leave "
                     "prior_epsilon and n_prior_values at 'auto' when prior is given."
                 )
-            values, probabilities, order = _check_value_prior(self.prior, label_range)
+            values, probabilities, order = check_value_prior(self.prior, label_range)
             return {"prior_epsilon": 0.0, "prior": (values, probabilities)}
         prior_epsilon = (AUTO_PRIOR_SHARE * self.epsilon if self.prior_epsilon == "auto"
                          else float(self.prior_epsilon))

@@ -27,6 +27,7 @@ from ._validation import (
     check_option,
     check_positive,
     check_unit_interval,
+    check_value_prior,
 )
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "check_option",
     "check_positive",
     "check_unit_interval",
+    "check_value_prior",
     "dask_frames_as_arrays",
     "derived_random_state",
     "forget_derived_seeds",

@@ -30,6 +30,7 @@ __all__ = [
     "check_prior_shape",
     "check_scores",
     "check_unit_interval",
+    "check_value_prior",
 ]
 
 # Rows processed at once: large enough to amortise numpy's per-call overhead,
@@ -40,6 +41,9 @@ _PRIOR_NAN = "prior contains NaN."
 _PRIOR_NEGATIVE = "prior entries must be nonnegative."
 _PRIOR_INF = "prior contains inf."
 _PRIOR_ZERO_ROW = "every prior row needs a positive entry; found an all-zero row."
+# A DP histogram normalised in float64 sums to 1 within a few ulps; anything
+# further off is a prior given in the wrong form (counts, a density...).
+_PRIOR_SUM_TOLERANCE = 1e-6
 
 
 def _check_real(value, name):
@@ -87,15 +91,27 @@ def check_positive(value, name, *, allow_zero=False):
     return value
 
 
-def check_unit_interval(value, name):
+def check_unit_interval(value, name, *, include_upper=False):
     """A delta or a confidence level ``name``, as a float in the open interval (0, 1).
+
+    With ``include_upper=True`` the interval is ``(0, 1]``: a sampling rate,
+    where 1 is the full batch.
 
     >>> from sklearn_labeldp.utils import check_unit_interval
     >>> check_unit_interval(1e-5, "delta")
     1e-05
+    >>> check_unit_interval(1, "sample_rate", include_upper=True)
+    1.0
+    >>> check_unit_interval(0, "sample_rate", include_upper=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: sample_rate must lie in (0, 1]; got 0.0.
     """
     value = _check_real(value, name)
-    if not 0 < value < 1:
+    if include_upper:
+        if not 0 < value <= 1:
+            raise ValueError(f"{name} must lie in (0, 1]; got {value!r}.")
+    elif not 0 < value < 1:
         raise ValueError(f"{name} must lie in the open interval (0, 1); got {value!r}.")
     return value
 
@@ -216,6 +232,88 @@ def check_option(value, name, options):
     if value not in options:
         raise ValueError(f"{name} must be one of {options}; got {value!r}.")
     return value
+
+
+def check_value_prior(prior, label_range):
+    """Return a prior over real label values, sorted, after checking it.
+
+    The randomizers for real labels that minimise a loss under a public prior
+    (RR-on-Bins, the unbiased randomizer) and the regressors that use them
+    take such a prior: a distribution over finitely many values in the public
+    ``label_range``. Like the label range, it must be public (fixed in
+    advance, or computed with its own budget); this function cannot check
+    that.
+
+    Parameters
+    ----------
+    prior : tuple (values, probabilities)
+        Two nonempty 1-d array-likes of the same length: distinct finite
+        values in ``label_range`` and their finite, nonnegative probabilities,
+        summing to 1 within ``1e-6``.
+    label_range : tuple (low, high)
+        The public range of the labels, checked with :func:`check_label_range`.
+
+    Returns
+    -------
+    values : ndarray of shape (n_values,), float64
+        The values, in increasing order.
+    probabilities : ndarray of shape (n_values,), float64
+        Their probabilities, in the same order, normalised to sum to 1.
+    order : ndarray of shape (n_values,), int
+        The permutation that sorted the values: ``values == given[order]``.
+
+    Raises
+    ------
+    TypeError
+        If ``prior`` does not unpack into two.
+    ValueError
+        If the two arrays are not nonempty, 1-d and of the same length, an
+        entry is not finite, a probability is negative, the probabilities do
+        not sum to 1, a value lies outside ``label_range`` or two values are
+        equal; or if ``label_range`` is invalid.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.utils import check_value_prior
+    >>> check_value_prior(([2.0, 0.0], [0.25, 0.75]), (0, 5))
+    (array([0., 2.]), array([0.75, 0.25]), array([1, 0]))
+    >>> check_value_prior(([0.0, 9.0], [0.5, 0.5]), (0, 5))
+    Traceback (most recent call last):
+    ...
+    ValueError: prior values must lie in label_range [0.0, 5.0]; they span [0.0, 9.0].
+    """
+    low, high = check_label_range(label_range)
+    try:
+        values, probabilities = prior
+    except (TypeError, ValueError):
+        raise TypeError(
+            "prior must be a pair (values, probabilities) of 1-d arrays of the same length."
+        ) from None
+    values = np.asarray(values, dtype=np.float64)
+    probabilities = np.asarray(probabilities, dtype=np.float64)
+    if values.ndim != 1 or values.shape != probabilities.shape or values.size == 0:
+        raise ValueError(
+            "prior must be a pair (values, probabilities) of nonempty 1-d arrays of the same "
+            f"length; got shapes {values.shape} and {probabilities.shape}."
+        )
+    if not (np.isfinite(values).all() and np.isfinite(probabilities).all()):
+        raise ValueError("prior values and probabilities must be finite.")
+    if (probabilities < 0).any():
+        raise ValueError("prior probabilities must be nonnegative.")
+    total = float(probabilities.sum())
+    if abs(total - 1.0) > _PRIOR_SUM_TOLERANCE:
+        raise ValueError(f"prior probabilities must sum to 1; they sum to {total!r}.")
+    smallest, largest = float(values.min()), float(values.max())
+    if smallest < low or largest > high:
+        raise ValueError(
+            f"prior values must lie in label_range [{low!r}, {high!r}]; they span "
+            f"[{smallest!r}, {largest!r}]."
+        )
+    order = np.argsort(values, kind="stable")
+    values = values[order]
+    if (np.diff(values) == 0).any():
+        raise ValueError("prior values must be distinct.")
+    return values, probabilities[order] / total, order
 
 
 def check_known_rows(array, what):

@@ -154,8 +154,12 @@ def test_laplace_records_refuse_an_understated_budget():
     assert PrivacySpend.laplace(0.25, 2).epsilon == 0.5
     with pytest.raises(ValueError, match=r"laplace=\(0.25, 2\) implies PrivacyBudget\(epsilon=0.5"):
         PrivacySpend.leaf("ALIBI", 0.4, description=("laplace", (0.25, 2)))
-    with pytest.raises(ValueError, match="integer count >= 1"):
+    with pytest.raises(ValueError, match=r"description 'laplace': count must be >= 1; got 0\."):
         PrivacySpend.leaf("ALIBI", 0.5, description=("laplace", (0.25, 0)))
+    with pytest.raises(TypeError, match=r"description 'laplace': count must be an int; got 2\.0"):
+        PrivacySpend.leaf("ALIBI", 0.5, description=("laplace", (0.25, 2.0)))
+    with pytest.raises(ValueError, match="description 'laplace': epsilon must be a finite number"):
+        PrivacySpend.leaf("ALIBI", 0.5, description=("laplace", (math.inf, 2)))
     with pytest.raises(ValueError, match=r"rappor=0.6 implies"):
         PrivacySpend.leaf("RAPPOR", 0.5, description=("rappor", 0.6))
 

@@ -34,6 +34,7 @@ from sklearn_labeldp.utils import (
     check_option,
     check_positive,
     check_unit_interval,
+    check_value_prior,
 )
 from sklearn_labeldp.utils._validation import check_codes, check_label_codes
 
@@ -118,6 +119,57 @@ def test_half_open_ranges():
         check_nonnegative(math.inf, "x", include_upper=False)
     with pytest.raises(TypeError, match="max_shift must be a real number"):
         check_nonnegative(False, "max_shift", upper=1.0, include_upper=False)
+
+
+def test_half_open_unit_interval():
+    assert check_unit_interval(1, "sample_rate", include_upper=True) == 1.0
+    assert check_unit_interval(0.25, "sample_rate", include_upper=True) == 0.25
+    for bad in (0.0, -0.5, 1.5, math.nan, math.inf):
+        with pytest.raises(ValueError, match=r"sample_rate must lie in \(0, 1\]; got"):
+            check_unit_interval(bad, "sample_rate", include_upper=True)
+    with pytest.raises(TypeError, match="sample_rate must be a real number"):
+        check_unit_interval(True, "sample_rate", include_upper=True)
+
+
+def test_value_prior():
+    values, probabilities, order = check_value_prior(
+        (np.array([3, 0, 1]), [0.2, 0.3, 0.5]), (0, 3))
+    np.testing.assert_array_equal(values, [0.0, 1.0, 3.0])
+    np.testing.assert_array_equal(probabilities, [0.3, 0.5, 0.2])
+    np.testing.assert_array_equal(order, [1, 2, 0])
+    assert values.dtype == probabilities.dtype == np.float64
+    # Normalised exactly, even when the given sum is 1 only within the tolerance.
+    assert check_value_prior(([0.0], [1.0 + 1e-9]), (0, 1))[1].tolist() == [1.0]
+
+
+@pytest.mark.parametrize(
+    ("prior", "error", "match"),
+    [
+        (0.5, TypeError, r"prior must be a pair \(values, probabilities\)"),
+        (([0.0], [1.0], [1.0]), TypeError, "prior must be a pair"),
+        (([0.0, 1.0], [1.0]), ValueError, r"nonempty 1-d arrays of the same length; got shapes"),
+        (([], []), ValueError, "nonempty 1-d arrays"),
+        (([[0.0, 1.0]], [[0.5, 0.5]]), ValueError, "nonempty 1-d arrays"),
+        (([0.0, math.nan], [0.5, 0.5]), ValueError, "prior values and probabilities must be fin"),
+        (([0.0, 1.0], [math.inf, 0.5]), ValueError, "must be finite"),
+        (([0.0, 1.0], [1.5, -0.5]), ValueError, "prior probabilities must be nonnegative"),
+        (([0.0, 1.0], [0.5, 0.6]), ValueError, r"must sum to 1; they sum to 1\.1\."),
+        (([0.0, 9.0], [0.5, 0.5]), ValueError,
+         r"must lie in label_range \[0\.0, 5\.0\]; they span \[0\.0, 9\.0\]\.$"),
+        (([-1.0, 1.0], [0.5, 0.5]), ValueError, "prior values must lie in label_range"),
+        (([1.0, 1.0], [0.5, 0.5]), ValueError, "prior values must be distinct"),
+    ],
+)
+def test_value_prior_refuses(prior, error, match):
+    with pytest.raises(error, match=match):
+        check_value_prior(prior, (0.0, 5.0))
+
+
+def test_value_prior_checks_its_label_range():
+    with pytest.raises(ValueError, match="label_range must have low < high"):
+        check_value_prior(([0.0], [1.0]), (1.0, 0.0))
+    with pytest.raises(TypeError, match=r"label_range\[1\] must be a real number"):
+        check_value_prior(([0.0], [1.0]), (0.0, None))
 
 
 def test_label_range():
