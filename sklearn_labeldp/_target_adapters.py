@@ -515,7 +515,10 @@ class TargetReuseMixin:
 
     - :meth:`check_target_reuse`, before anything is charged: raise
       ``ValueError`` when the estimator's parameters give targets that cannot
-      be reused (reads parameters only);
+      be reused (reads parameters only); once fitted, :meth:`reusable_targets`
+      asks the same of the fitted release (``_check_fitted_target_reuse``,
+      which reads fitted attributes only, so ``set_params`` after the fit
+      changes nothing);
     - :meth:`reusable_targets`, once fitted: the privatised targets and how
       to score a model on them without bias: a classifier's agreement
       probabilities (:class:`ReusableTargets`, an unbiased accuracy) or a
@@ -526,7 +529,8 @@ class TargetReuseMixin:
       one fitted on those targets only.
 
     A subclass implements ``_reusable_targets()`` and overrides
-    :meth:`check_target_reuse` when some parameters rule reuse out, and
+    :meth:`check_target_reuse` and ``_check_fitted_target_reuse`` when some
+    settings rule reuse out, and
     ``_set_final_estimator(model)`` when it keeps more than ``estimator_``.
     Implemented by :class:`~sklearn_labeldp.classifiers.RRWithPriorClassifier`,
     :class:`~sklearn_labeldp.classifiers.VectorApproxClassifier` and
@@ -548,8 +552,15 @@ class TargetReuseMixin:
         ReusableTargets or ReusableRealTargets
         """
         check_is_fitted(self)
-        self.check_target_reuse()
+        self._check_fitted_target_reuse()
         return self._reusable_targets()
+
+    def _check_fitted_target_reuse(self):
+        """Raise ``ValueError`` unless the fitted release can be learnt from again.
+
+        Reads fitted attributes only. Every release can be reused unless a
+        subclass says otherwise.
+        """
 
     def with_final_estimator(self, model):
         """A copy of this fitted estimator whose final model is ``model``.

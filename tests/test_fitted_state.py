@@ -5,9 +5,12 @@ parameter instead (``self.epsilon`` rather than the fitted ``epsilon_``) would
 answer for a release that never happened: up to commit 05b8ffa,
 ``RRWithPriorClassifier`` and ``VectorApproxClassifier`` debiased their eps-1
 labels with eps-8 laws after ``set_params(epsilon=8)``, and a post-processing
-search scored its candidates with the wrong law. Every estimator of
-``test_common.INSTANCES`` is fitted, its privacy parameters changed, and every
-fitted method's output compared.
+search scored its candidates with the wrong law; ``NormalizedRandomFourierFeatures``
+scaled its features by the ``n_components`` parameter, and a fitted
+``RRWithPriorClassifier`` refused or allowed target reuse by its current
+``n_stages`` and ``prior``. Every estimator of ``test_common.INSTANCES`` is
+fitted, every numeric parameter changed, and every fitted method's output
+compared.
 """
 
 import dataclasses
@@ -40,23 +43,29 @@ def _outputs(model, X):
            if hasattr(model, name)}
     if isinstance(model, TargetReuseMixin):
         try:
-            model.check_target_reuse()
-        except ValueError:  # the configuration's targets cannot be reused: nothing to read
+            reuse = model.reusable_targets()
+        except ValueError:  # the fitted release's targets cannot be reused: nothing to read
             return out
-        reuse = model.reusable_targets()
         out["reusable"] = dataclasses.asdict(reuse)
     return out
 
 
-def _changed_privacy(estimator):
-    """Every privacy parameter of ``estimator`` (nested too) moved far from its value."""
+# Parameters whose change cannot move a fitted output by design: the seed, how
+# much is printed, the worker count, where spends are charged, the label set.
+_UNMOVED = {"random_state", "verbose", "n_jobs", "accountant", "classes"}
+
+
+def _changed_parameters(estimator):
+    """Every numeric parameter of ``estimator`` (nested too) moved far from its value."""
     changed = {}
     for key, value in estimator.get_params(deep=True).items():
         name = key.rsplit("__", 1)[-1]
-        if name == "epsilon" and isinstance(value, float):
+        if name in _UNMOVED or isinstance(value, bool):
+            continue
+        if isinstance(value, float):
             changed[key] = value * 8.0 if value < 1e5 else value / 1e3
-        elif name == "delta" and isinstance(value, float):
-            changed[key] = value * 10.0
+        elif isinstance(value, int):
+            changed[key] = value + 1
     return changed
 
 
@@ -71,6 +80,7 @@ def _assert_same(before, after, path="outputs"):
 
 @pytest.mark.parametrize("estimator", INSTANCES, ids=lambda e: type(e).__name__)
 def test_set_params_after_fit_changes_no_fitted_output(estimator):
+    # Every numeric parameter, the privacy ones (epsilon, delta) included.
     model = clone(estimator)
     params = model.get_params()
     if "classes" in params:
@@ -82,8 +92,34 @@ def test_set_params_after_fit_changes_no_fitted_output(estimator):
         warnings.simplefilter("ignore")
         model.fit(X, y)
         before = _outputs(model, X)
-        changed = _changed_privacy(model)
+        changed = _changed_parameters(model)
         assert changed or "epsilon" not in params, "a privacy parameter to change"
         model.set_params(**changed)
         after = _outputs(model, X)
     _assert_same(before, after)
+
+
+def test_target_reuse_follows_the_fitted_release_not_the_parameters():
+    # check_target_reuse reads the parameters (a search asks it before any charge);
+    # reusable_targets asks the fitted release, whatever set_params did after it.
+    from sklearn_labeldp.classifiers import RRWithPriorClassifier
+
+    X, y = _data(RRWithPriorClassifier())
+    plain = RRWithPriorClassifier(epsilon=2.0, classes=[0, 1, 2], random_state=0).fit(X, y)
+    law = dataclasses.asdict(plain.reusable_targets())
+    plain.set_params(n_stages=2)
+    with pytest.raises(ValueError, match="n_stages=1 and prior=None only"):
+        plain.check_target_reuse()
+    _assert_same(law, dataclasses.asdict(plain.reusable_targets()))
+    two = RRWithPriorClassifier(epsilon=2.0, classes=[0, 1, 2], n_stages=2,
+                                random_state=0).fit(X, y)
+    two.set_params(n_stages=1)
+    two.check_target_reuse()
+    with pytest.raises(ValueError, match="got n_stages=2"):
+        two.reusable_targets()
+    given = RRWithPriorClassifier(epsilon=2.0, classes=[0, 1, 2], prior=np.full((len(y), 3), 1 / 3),
+                                  random_state=0).fit(X, y)
+    assert given.mechanism_params_["prior"] == "given"
+    given.set_params(prior=None)
+    with pytest.raises(ValueError, match="a given prior"):
+        given.reusable_targets()

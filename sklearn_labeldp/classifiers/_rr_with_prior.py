@@ -121,6 +121,17 @@ def auto_warm_start(estimator, n_stages):
     return not type(estimator).__module__.startswith("sklearn.ensemble")
 
 
+def _refuse_reuse(n_stages, has_prior, prior):
+    """Refuse reuse of the privatised labels unless they are plain randomized response."""
+    if n_stages != 1 or has_prior:
+        raise ValueError(
+            "the privatised labels can be reused (strategy='post_processing') with "
+            f"n_stages=1 and prior=None only (got n_stages={n_stages!r}, {prior}): the "
+            "debiased accuracy assumes plain randomized response. Use strategy='holdout' "
+            "instead."
+        )
+
+
 class RRWithPriorClassifier(
     NoiseAdaptiveNeighborsMixin, TargetReuseMixin, CodeClassifierPredictMixin,
     BaseLabelDPMetaClassifier,
@@ -563,6 +574,8 @@ class RRWithPriorClassifier(
             "stages": np.split(rng.permutation(n_samples), np.cumsum(sizes)[:-1]),
             "initial_prior": self._initial_prior(X, classes),
             "stage_epsilon": self._stage_epsilon(),
+            "prior_kind": ("none" if self.prior is None
+                           else "cluster" if self._uses_cluster_prior() else "given"),
             "stage_fractions": fractions,
             "temperature": self._temperature(classes.size),
             "warm_start": self._warm_start(),
@@ -663,13 +676,13 @@ class RRWithPriorClassifier(
         ``strategy="post_processing"`` needs plain randomized response
         (``n_stages=1``, ``prior=None``).
         """
-        if self.n_stages != 1 or self.prior is not None:
-            raise ValueError(
-                "the privatised labels can be reused (strategy='post_processing') with "
-                f"n_stages=1 and prior=None only (got n_stages={self.n_stages!r}, "
-                f"prior={self.prior!r}): the debiased accuracy assumes plain randomized "
-                "response. Use strategy='holdout' instead."
-            )
+        _refuse_reuse(self.n_stages, self.prior is not None, f"prior={self.prior!r}")
+
+    def _check_fitted_target_reuse(self):
+        # The fitted release's own settings, not the parameters (set_params after fit).
+        params = self.mechanism_params_
+        _refuse_reuse(len(params["stage_fractions"]), params["prior"] != "none",
+                      f"a {params['prior']} prior")
 
     def _reusable_targets(self):
         # ``privatized_labels_``: a prediction agrees with one with probability
@@ -745,6 +758,7 @@ class RRWithPriorClassifier(
             "estimator_": model,
             "estimators_": estimators,
             "mechanism_params_": {
+                "prior": plan["prior_kind"],
                 "stage_epsilon": plan["stage_epsilon"],
                 "mean_k": np.array(stage_k),
                 "stage_fractions": plan["stage_fractions"],

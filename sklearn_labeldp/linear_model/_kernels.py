@@ -151,8 +151,6 @@ class NormalizedRandomFourierFeatures(
         -------
         self : object
         """
-        if not math.isfinite(self.gamma):
-            raise ValueError(f"gamma must be finite and > 0; got {self.gamma!r}.")
         X = validate_data(self, X, accept_sparse="csr")
         rng = check_random_state(self.random_state)
         n_features = X.shape[1]
@@ -187,7 +185,8 @@ class NormalizedRandomFourierFeatures(
                 "the cosine of an infinite phase is undefined. Scale X by a fixed factor."
             )
         np.cos(projection, out=projection)
-        projection *= 1.0 / math.sqrt(self.n_components)
+        # The fitted width, not the parameter (set_params after fit).
+        projection *= 1.0 / math.sqrt(self.random_weights_.shape[1])
         return projection
 
     def __sklearn_tags__(self):

@@ -70,7 +70,7 @@ def test_lp_1st_keep_rate_matches_rr():
     noisy, truth = clf.estimator_.y_seen_, y[ids]
     assert clf.mechanism_params_["mean_k"].tolist() == [K]
     assert set(clf.mechanism_params_) == {
-        "stage_epsilon", "mean_k", "stage_fractions", "temperature", "warm_start", "n_neighbors"
+        "prior", "stage_epsilon", "mean_k", "stage_fractions", "temperature", "warm_start", "n_neighbors"
     }
     assert clf.mechanism_params_["stage_epsilon"] == eps  # no cluster prior: all of epsilon
     p_keep = np.exp(eps) / (np.exp(eps) + K - 1)
