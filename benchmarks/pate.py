@@ -175,8 +175,8 @@ def vote_noise(params):
     if params["aggregator"] == "lnmax":
         return f"Laplace scale {1 / params['gamma']:.0f}"
     if params["aggregator"] == "gnmax":
-        return f"sigma {params['sigma']:.1f}"
-    return f"sigma1 {params['sigma1']:.1f}, sigma2 {params['sigma2']:.1f}"
+        return f"sigma {params['noise_scale']:.1f}"
+    return f"sigma1 {params['threshold_noise_scale']:.1f}, sigma2 {params['noise_scale']:.1f}"
 
 
 def run_adult(data, epsilons, seeds, n_jobs):

@@ -342,8 +342,8 @@ def make_pate(name, eps, seed, args, shape, n_train):
 
 def vote_noise(params):
     if params["aggregator"] == "gnmax":
-        return f"sigma {params['sigma']:.1f}"
-    return (f"sigma1 {params['sigma1']:.1f}, sigma2 {params['sigma2']:.1f}, "
+        return f"sigma {params['noise_scale']:.1f}"
+    return (f"sigma1 {params['threshold_noise_scale']:.1f}, sigma2 {params['noise_scale']:.1f}, "
             f"T {params['threshold']:g}")
 
 

@@ -61,7 +61,7 @@ for eps in EPSILONS:
     alibi.fit(X, y)
     scores["ALIBI"].append(alibi.score(X_test, y_test))
     answered.append(pate.n_answered_)
-    sigma1 = pate.mechanism_params_["sigma1"]
+    sigma1 = pate.mechanism_params_["threshold_noise_scale"]
     print(f"eps={eps:g}: PATE {scores['PATE (Confident-GNMax)'][-1]:.3f} "
           f"({pate.n_answered_} of 50 queries answered, selection noise {sigma1:.1f} votes), "
           f"ALIBI {scores['ALIBI'][-1]:.3f}")

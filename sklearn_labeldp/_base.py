@@ -57,6 +57,7 @@ from .utils import (
     spawn_generators,
 )
 from .utils._logging import logger, user_stacklevel
+from .utils._mechanism_params import MechanismParams
 
 
 def quick_trial(estimator):
@@ -316,6 +317,8 @@ class LabelDPFitTemplate(DiscardOnFailureMixin):
         fitted = self._fit_private(X, prepared.labels(spend.epsilon), plan, fit_params,
                                    mechanism_rng, estimator_rng)
         forget_derived_seeds(fitted)  # nothing internally derived is handed back
+        if "mechanism_params_" in fitted:  # one key scheme, the renamed keys still read
+            fitted["mechanism_params_"] = MechanismParams(fitted["mechanism_params_"])
         for name, value in {**fitted, **prepared.attributes}.items():
             setattr(self, name, value)
         self.privacy_spend_ = spend

@@ -247,8 +247,8 @@ class PrivacySpend:
 
     def __setstate__(self, state):
         # Records pickled before descriptions had their own field (ledgers written
-        # by sklearn-labeldp < 0.3) kept the description among ``params``: read
-        # them as the same description. Kept for one release.
+        # by sklearn-labeldp before 0.1) kept the description among ``params``: read
+        # them as the same description. Kept until sklearn-labeldp 0.2.
         if "description" not in state:
             params = dict(state.get("params", {}))
             kinds = [key for key in params if key in DESCRIPTIONS]

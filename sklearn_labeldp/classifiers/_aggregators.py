@@ -74,7 +74,7 @@ class _LNMax:
 
 
 class _GNMax:
-    """``N(0, sigma^2)`` noise on every bin.
+    """``N(0, sigma^2)`` noise on every bin (``sigma``: ``noise_scale``).
 
     The ``Q`` noisy histograms are one Gaussian mechanism of ``mu = sqrt(2 Q) /
     sigma`` (a label change moves one vote between two bins of every query's
@@ -83,23 +83,27 @@ class _GNMax:
     """
 
     def calibrate(self, setting):
-        return {"sigma": mechanisms.gnmax_sigma(setting.epsilon, setting.delta, setting.n_queries)}
+        sigma = mechanisms.gnmax_sigma(setting.epsilon, setting.delta, setting.n_queries)
+        return {"noise_scale": sigma}
 
     def privacy_spend(self, setting, params):
-        return mechanisms.gnmax_spend(params["sigma"], setting.n_queries, setting.delta)
+        return mechanisms.gnmax_spend(params["noise_scale"], setting.n_queries, setting.delta)
 
     def answer_std(self, params):
-        return params["sigma"]
+        return params["noise_scale"]
 
     def selection_noise(self, params):
         return None
 
     def aggregate(self, votes, params, random_state):
-        return mechanisms.gnmax(votes, sigma=params["sigma"], random_state=random_state)
+        return mechanisms.gnmax(votes, sigma=params["noise_scale"], random_state=random_state)
 
 
 class _ConfidentGNMax:
     """A noisy threshold on the top vote (``sigma1``), then GNMax (``sigma2``).
+
+    Recorded as ``threshold_noise_scale`` (``sigma1``) and ``noise_scale``
+    (``sigma2``), the library's key scheme.
 
     One Gaussian mechanism of ``mu = sqrt(Q / sigma1^2 + 2 Q / sigma2^2)``
     whatever the number answered (as if every query were answered and the
@@ -113,28 +117,28 @@ class _ConfidentGNMax:
             setting.epsilon, setting.delta, setting.n_queries, setting.sigma_ratio
         )
         return {
-            "sigma1": sigma1,
-            "sigma2": sigma2,
+            "threshold_noise_scale": sigma1,
+            "noise_scale": sigma2,
             "threshold": setting.threshold * setting.n_teachers,
         }
 
     def privacy_spend(self, setting, params):
         return mechanisms.confident_gnmax_spend(
-            params["sigma1"], params["sigma2"], setting.n_queries, setting.delta
+            params["threshold_noise_scale"], params["noise_scale"], setting.n_queries, setting.delta
         )
 
     def answer_std(self, params):
-        return params["sigma2"]
+        return params["noise_scale"]
 
     def selection_noise(self, params):
-        return params["sigma1"], params["threshold"]
+        return params["threshold_noise_scale"], params["threshold"]
 
     def aggregate(self, votes, params, random_state):
         return mechanisms.confident_gnmax(
             votes,
             threshold=params["threshold"],
-            sigma1=params["sigma1"],
-            sigma2=params["sigma2"],
+            sigma1=params["threshold_noise_scale"],
+            sigma2=params["noise_scale"],
             random_state=random_state,
         )
 

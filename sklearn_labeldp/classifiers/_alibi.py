@@ -97,7 +97,7 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
         ones its first epoch used.
     mechanism_params_ : dict
         The parameters of the mechanism: ``"noise"`` (``"laplace"`` or
-        ``"gaussian"``) and ``"scale"``, the Laplace scale ``b = 2 / epsilon``
+        ``"gaussian"``) and ``"noise_scale"``, the Laplace scale ``b = 2 / epsilon``
         or the Gaussian standard deviation ``s`` calibrated to
         ``(epsilon, delta)``, and ``"n_neighbors"``, the resolved
         ``n_neighbors`` of the default base (None when ``estimator`` is
@@ -209,7 +209,7 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
                 rho=gaussian_rho(math.sqrt(2.0), sigma),
                 description=("gaussian", math.sqrt(2.0) / sigma),
             )
-            return spend, {**plan, "scale": sigma}
+            return spend, {**plan, "noise_scale": sigma}
         if self.delta is not None:
             raise ValueError("delta applies to noise='gaussian' only; leave it None.")
         scale = 2.0 / self.epsilon
@@ -217,7 +217,7 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
         # a Laplace mechanism at epsilon / 2: the exact pair is their product.
         spend = PrivacySpend.laplace(self.epsilon / 2.0, 2, mechanism="Laplace one-hot",
                                      scale=scale)
-        return spend, {**plan, "scale": scale}
+        return spend, {**plan, "noise_scale": scale}
 
     def _soft_labels(self, noisy, prior, scale):
         if self.post_processing == "argmax":
@@ -229,7 +229,7 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
         return alibi_posterior(noisy, epsilon=self.epsilon, prior=prior)
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
-        scale = plan["scale"]
+        scale = plan["noise_scale"]
         mechanism, noise_kw = (
             (gaussian_one_hot, {"sigma": scale})
             if self.noise == "gaussian"
@@ -264,7 +264,7 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
             "estimators_": estimators,
             "soft_labels_": soft,
             "mechanism_params_": {
-                "noise": self.noise, "scale": scale, "n_neighbors": plan["n_neighbors"],
+                "noise": self.noise, "noise_scale": scale, "n_neighbors": plan["n_neighbors"],
             },
         }
 

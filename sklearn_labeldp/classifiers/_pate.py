@@ -381,8 +381,9 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         against ``n``), or the value ``"auto"`` resolved to.
     mechanism_params_ : dict
         ``"aggregator"``, ``"n_teachers"``, ``"n_queries"`` and the calibrated
-        noise: ``"gamma"`` (LNMax), ``"sigma"`` (GNMax) or ``"sigma1"``,
-        ``"sigma2"`` and ``"threshold"`` in votes (Confident-GNMax).
+        noise: ``"gamma"`` (LNMax's Laplace rate), ``"noise_scale"`` (GNMax's
+        sigma) or ``"threshold_noise_scale"`` (sigma1), ``"noise_scale"``
+        (sigma2) and ``"threshold"`` in votes (Confident-GNMax).
     epsilon_ : float
         Label-DP epsilon of the fit, at most ``epsilon``.
     delta_ : float

@@ -249,7 +249,8 @@ class RRWithPriorClassifier(
     estimators_ : list of estimators
         The model of each stage.
     mechanism_params_ : dict
-        The parameters of the mechanism: ``"stage_epsilon"``, the epsilon of
+        The parameters of the mechanism: ``"prior"`` (``"none"``,
+        ``"given"`` or ``"cluster"``), ``"release_epsilon"``, the epsilon of
         each stage's RRWithPrior (``epsilon``, or ``epsilon - prior.epsilon``
         with a cluster prior), and ``"mean_k"``, an ndarray of shape
         (n_stages,) with the mean ``k*`` of each stage (``n_classes`` for a
@@ -528,7 +529,7 @@ class RRWithPriorClassifier(
         when the fit is charged: those stages are generic ``epsilon``-DP leaves
         (composed as binary randomized response, the worst case).
         """
-        epsilon = plan["stage_epsilon"]
+        epsilon = plan["release_epsilon"]
         prior = plan["initial_prior"]
         if stage == 0 and not self._uses_cluster_prior() and not is_dask(prior):
             smallest = n_classes
@@ -573,7 +574,7 @@ class RRWithPriorClassifier(
         plan = {
             "stages": np.split(rng.permutation(n_samples), np.cumsum(sizes)[:-1]),
             "initial_prior": self._initial_prior(X, classes),
-            "stage_epsilon": self._stage_epsilon(),
+            "release_epsilon": self._stage_epsilon(),
             "prior_kind": ("none" if self.prior is None
                            else "cluster" if self._uses_cluster_prior() else "given"),
             "stage_fractions": fractions,
@@ -690,7 +691,7 @@ class RRWithPriorClassifier(
         # wrong, the law of randomized_response, written with e^-eps so it never
         # overflows.
         # The fitted stage's epsilon, not the parameter (set_params after fit).
-        epsilon, n_classes = self.mechanism_params_["stage_epsilon"], self.classes_.size
+        epsilon, n_classes = self.mechanism_params_["release_epsilon"], self.classes_.size
         keep = 1.0 / (1.0 + (n_classes - 1) * np.exp(-epsilon))
         return ReusableTargets(self.privatized_labels_, keep, keep * np.exp(-epsilon), "hard")
 
@@ -734,10 +735,10 @@ class RRWithPriorClassifier(
                 ),
                 prior=self._prior(model, plan, X, indices, n_classes),
                 n_classes=n_classes,
-                epsilon=plan["stage_epsilon"],
+                epsilon=plan["release_epsilon"],
                 random_state=mechanism_rng,
                 return_k=True,
-                privacy_cost=plan["stage_epsilon"],
+                privacy_cost=plan["release_epsilon"],
             )
             stage_k.append(k.mean())
             earlier = np.concatenate([np.empty(0, np.intp), *plan["stages"][:t]])
@@ -759,7 +760,7 @@ class RRWithPriorClassifier(
             "estimators_": estimators,
             "mechanism_params_": {
                 "prior": plan["prior_kind"],
-                "stage_epsilon": plan["stage_epsilon"],
+                "release_epsilon": plan["release_epsilon"],
                 "mean_k": np.array(stage_k),
                 "stage_fractions": plan["stage_fractions"],
                 "temperature": plan["temperature"],

@@ -290,7 +290,7 @@ def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, pr
         ``n_problems``, ``regularization``, ``n_noisy_steps``, ``gaussian_mu``
         (``mu``, label change) and ``rho = mu^2 / 2``, ``noise_multiplier``
         (``s``), ``sensitivities`` (of the sums, see
-        :func:`second_order_sensitivities`) and ``noise_stds`` (of the noise on
+        :func:`second_order_sensitivities`) and ``noise_scales`` (of the noise on
         each released mean, same keys); under full DP also
         ``label_sensitivities``, ``example_gaussian_mu`` and ``example_rho``
         (add/remove).
@@ -302,7 +302,7 @@ def second_order_params(solver, *, epsilon, delta, n_samples, n_classes, reg, pr
     params = dict(
         n_problems=n_problems, regularization=reg, n_noisy_steps=n_noisy_steps,
         rho=mu**2 / 2.0, gaussian_mu=mu, noise_multiplier=s, sensitivities=sensitivities,
-        noise_stds={key: s * value / n_samples for key, value in sensitivities.items()},
+        noise_scales={key: s * value / n_samples for key, value in sensitivities.items()},
     )
     if privacy == "full":
         params["label_sensitivities"] = shifts
@@ -445,7 +445,7 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
         ``sample_rate`` (``q``), ``expected_batch_size`` (``q n``),
         ``max_grad_norm`` (the clipping norm ``C`` used, the parameter's value
         or its default; ``None`` under label DP), ``noise_multiplier`` (``s``),
-        ``sensitivities`` and ``noise_stds`` (key ``"gradient"``: the
+        ``sensitivities`` and ``noise_scales`` (key ``"gradient"``: the
         sensitivity of the summed gradient the noise is scaled to, and the std
         of the noise on each released mean, ``s * sensitivity / (q n)``); for
         full batch ``gaussian_mu`` (``mu``, label change) and ``rho = mu^2 / 2``
@@ -500,7 +500,7 @@ def first_order_params(optimizer, *, epsilon, delta, n_samples, n_classes, reg, 
     params = dict(
         params, learning_rate=lr, sample_rate=sample_rate, expected_batch_size=expected,
         max_grad_norm=clip_norm, noise_multiplier=s, sensitivities=sensitivities,
-        noise_stds={"gradient": s * sensitivity / expected},
+        noise_scales={"gradient": s * sensitivity / expected},
     )
     if privacy == "full" and sample_rate == 1.0:
         params["label_sensitivities"] = shifts
@@ -606,7 +606,7 @@ def auto_regularization(noise_std, n_features):
     as the noise on it moves the system, so the noisy system stays well
     conditioned. Under full DP DP-Newton's Hessians get symmetric noise of
     std ``c sigma`` per entry (``c = 1/4`` the logistic loss's curvature
-    bound, ``sigma = noise_stds["gradient"]``, both scaled to ``sqrt(m)``);
+    bound, ``sigma = noise_scales["gradient"]``, both scaled to ``sqrt(m)``);
     applied to a fixed unit vector (the direction of the solution) it has norm
     about ``sqrt(d / 2) c sigma``, half its spectral norm ``sqrt(2 d) c sigma``
     (the same factor as

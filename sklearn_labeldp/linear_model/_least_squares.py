@@ -253,7 +253,7 @@ def adaptive_ridge(*, n_features, noise_stds, privacy, formulation, gram_weight,
     n_features : int
         ``p``, the columns of the design (the intercept's included).
     noise_stds : dict
-        ``mechanism_params_["noise_stds"]``.
+        ``mechanism_params_["noise_scales"]``.
     privacy, formulation : str
     gram_weight : float
     data_norm : float
@@ -434,7 +434,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         ``rho = mu^2 / 2`` (its zCDP parameter), ``noise_multiplier``
         (``s``), and per noised statistic (``"G"``, ``"A"``, ``"b"``) its
         ``sensitivities`` (those the noise is scaled to: add/remove under full
-        DP) and ``noise_stds`` (``s`` times the sensitivity). Under full DP
+        DP) and ``noise_scales`` (``s`` times the sensitivity). Under full DP
         also ``label_sensitivities`` (label change; 0 for ``"G"``),
         ``example_gaussian_mu`` and ``example_rho`` (the same for adding or
         removing one example). ``alpha``:
@@ -500,7 +500,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
     >>> clf = DPLeastSquaresClassifier(epsilon=1.0, classes=[0, 1, 2], random_state=0).fit(X, y)
     >>> clf.coef_.shape, bool(clf.score(X, y) > 0.8), clf.clipped_fraction_
     ((3, 4), True, 0.5)
-    >>> sorted(clf.mechanism_params_["noise_stds"])  # label DP: G is exact
+    >>> sorted(clf.mechanism_params_["noise_scales"])  # label DP: G is exact
     ['A', 'b']
     """
 
@@ -608,7 +608,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             "rho": mu**2 / 2.0,
             "noise_multiplier": s,
             "sensitivities": sensitivities,
-            "noise_stds": {key: s * value for key, value in sensitivities.items()},
+            "noise_scales": {key: s * value for key, value in sensitivities.items()},
         }
         example = {}
         if self.privacy == "full":
@@ -655,7 +655,7 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
         alpha = self.alpha
         if alpha == "auto":
             alpha = adaptive_ridge(
-                n_features=p, noise_stds=params["noise_stds"], privacy=self.privacy,
+                n_features=p, noise_stds=params["noise_scales"], privacy=self.privacy,
                 formulation=self.formulation, gram_weight=self.gram_weight,
                 data_norm=data_norm, gram=G, noise_norm="spectral")
         params = {**params, "alpha": float(alpha)}

@@ -154,7 +154,7 @@ class DPLeastSquaresRegressor(BaseLabelDPRegressor):
     label_range_ : tuple of float
     mechanism_params_ : dict
         ``gaussian_mu`` (``mu``) and ``rho = mu^2 / 2``, ``noise_multiplier``,
-        ``sensitivities``, ``noise_stds``, and under full DP
+        ``sensitivities``, ``noise_scales``, and under full DP
         ``label_sensitivities``, ``example_gaussian_mu`` and ``example_rho``;
         ``alpha``.
     epsilon_, delta_ : float
@@ -180,7 +180,7 @@ class DPLeastSquaresRegressor(BaseLabelDPRegressor):
     >>> X, y = make_regression(5000, n_features=5, noise=5.0, random_state=0)
     >>> reg = DPLeastSquaresRegressor(epsilon=1.0, label_range=(-400, 400),
     ...                               random_state=0).fit(X, y)
-    >>> bool(reg.score(X, y) > 0.9), sorted(reg.mechanism_params_["noise_stds"])
+    >>> bool(reg.score(X, y) > 0.9), sorted(reg.mechanism_params_["noise_scales"])
     (True, ['b'])
     """
 
@@ -236,7 +236,7 @@ class DPLeastSquaresRegressor(BaseLabelDPRegressor):
         sensitivities = ridge_sensitivities(self.privacy, data_norm)[0]
         params = {"gaussian_mu": mu, "rho": mu**2 / 2.0, "noise_multiplier": s,
                   "sensitivities": sensitivities,
-                  "noise_stds": {key: s * value for key, value in sensitivities.items()}}
+                  "noise_scales": {key: s * value for key, value in sensitivities.items()}}
         example = {}
         if self.privacy == "full":
             params["label_sensitivities"] = ridge_sensitivities(self.privacy, data_norm)[1]
@@ -270,7 +270,7 @@ class DPLeastSquaresRegressor(BaseLabelDPRegressor):
         G = stats["G"] if self.privacy == "full" else dense_gram(Z)
         alpha = self.alpha
         if alpha == "auto":
-            alpha = adaptive_ridge(n_features=Z.shape[1], noise_stds=params["noise_stds"],
+            alpha = adaptive_ridge(n_features=Z.shape[1], noise_stds=params["noise_scales"],
                                    privacy=self.privacy, formulation="ridge", gram_weight=1.0,
                                    data_norm=data_norm, gram=G, noise_norm="typical")
         if self.privacy == "full":

@@ -257,7 +257,7 @@ def perturbation_params(solver, *, epsilon, n_samples, n_classes, reg, loss, pri
     Returns
     -------
     dict
-        ``n_problems``, ``epsilon_per_problem``, ``regularization``
+        ``n_problems``, ``release_epsilon``, ``regularization``
         (``Lambda``), ``gradient_sensitivity`` (``g``) and ``noise_scale``:
         the noise ``b`` has density proportional to ``exp(-||b|| /
         noise_scale)`` (``g / eps'`` for objective perturbation, ``1 / beta``
@@ -268,7 +268,7 @@ def perturbation_params(solver, *, epsilon, n_samples, n_classes, reg, loss, pri
     """
     n_problems, eps_problem = one_vs_rest_epsilon(epsilon, n_classes)
     g, r = neighbour_bounds(loss, "label")
-    params = dict(n_problems=n_problems, epsilon_per_problem=eps_problem, regularization=reg,
+    params = dict(n_problems=n_problems, release_epsilon=eps_problem, regularization=reg,
                   gradient_sensitivity=g)
     if solver == "output":
         return {**params, "noise_scale": 1.0 / output_perturbation_beta(eps_problem, n_samples,
@@ -504,13 +504,13 @@ def warn_one_vs_rest_noise(estimator, solver, params, n_samples, n_features, n_c
     """
     if solver not in ("objective", "output") or params["n_problems"] < 2:
         return
-    eps = params.get("epsilon_prime", params["epsilon_per_problem"])
+    eps = params.get("epsilon_prime", params["release_epsilon"])
     noise_share = n_features * params["gradient_sensitivity"] / (n_samples * eps)
     if noise_share <= 1.0 / n_classes:
         return
     warnings.warn(
         f"{estimator}(solver={solver!r}) splits epsilon over {params['n_problems']} "
-        f"one-vs-rest problems ({params['epsilon_per_problem']:.3g} each), and the noise of "
+        f"one-vs-rest problems ({params['release_epsilon']:.3g} each), and the noise of "
         f"each ({noise_share:.2g} of a gradient's norm, against a class's share of about "
         f"1/{n_classes}) leaves little of the signal: expect an accuracy near chance. "
         "Raise epsilon, or use DPLogisticRegression(solver='newton') or "

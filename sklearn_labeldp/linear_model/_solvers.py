@@ -210,7 +210,7 @@ class _SecondOrder(_Solver):
         return noisy_second_order_logistic(
             codes, Z=Z, n_classes=setting.n_classes, solver=self.kind,
             n_noisy_steps=params["n_noisy_steps"], reg=params["regularization"],
-            noise_stds=params["noise_stds"], random_state=random_state,
+            noise_stds=params["noise_scales"], random_state=random_state,
         )
 
 
@@ -275,7 +275,7 @@ class _FirstOrder(_Solver):
             n_noisy_steps=params["n_noisy_steps"], reg=params["regularization"],
             learning_rate=params["learning_rate"], sample_rate=params["sample_rate"],
             clip_norm=params["max_grad_norm"], expected_batch_size=params["expected_batch_size"],
-            noise_std=params["noise_stds"]["gradient"], random_state=random_state,
+            noise_std=params["noise_scales"]["gradient"], random_state=random_state,
         )
 
 

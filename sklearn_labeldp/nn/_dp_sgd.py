@@ -292,9 +292,8 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         A network with the trained parameter and buffer values and nothing else
         from training (predicting label codes).
     mechanism_params_ : dict
-        The parameter ``"max_grad_norm"`` as given, ``"accounting"``: ``"pld"``
-        (the accountant of the recorded guarantee), and what the run derives
-        from them and the network: ``"noise_multiplier"``
+        The parameter ``"max_grad_norm"`` as given and what the run derives
+        from it and the network: ``"noise_multiplier"``
         (the calibrated noise std over ``max_grad_norm``), ``"sample_rate"``
         (``q``) and ``"n_noisy_steps"`` (``T``); with the default network
         also the resolved ``"batch_size"``, ``"max_epochs"`` and ``"lr"``.
@@ -581,7 +580,6 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             "max_grad_norm": float(self.max_grad_norm),
             "sample_rate": sample_rate,
             "n_noisy_steps": steps,
-            "accounting": "pld",
         }
         if self.estimator is None:  # resolved, not given: recorded
             params.update(batch_size=net.batch_size, max_epochs=net.max_epochs, lr=net.lr)

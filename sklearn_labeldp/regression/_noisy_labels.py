@@ -154,14 +154,15 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         The prior the randomizer used: ``prior``, the DP histogram, or None.
     label_range_ : tuple of float
     mechanism_params_ : dict
-        ``"mechanism"``, ``"mechanism_epsilon"`` (the randomizer's epsilon),
+        ``"mechanism"``, ``"release_epsilon"`` (the randomizer's epsilon),
         ``"debias"`` (resolved) and, as they apply, ``"prior_epsilon"``,
         ``"n_prior_values"``, ``"bin_outputs"`` (RR-on-Bins' outputs),
         ``"release_scale"`` and ``"release_shift"`` (RR-on-Bins' ``p - q``
-        and ``q sum_k b_k``), ``"noise_scale"`` (Laplace), ``"noise_std"``,
-        ``"rho"`` and ``"gaussian"`` (the range over the noise std, the
-        Gaussian mechanism's description for a tight total) and ``"gamma"``
-        (staircase), all public or computed from the DP prior.
+        and ``q sum_k b_k``), ``"noise_scale"`` (Laplace's scale, Gaussian's
+        std), ``"rho"`` and ``"gaussian_mu"`` (the range over the noise std,
+        the Gaussian mechanism's description for a tight total) and
+        ``"gamma"`` (staircase), all public or computed from the DP prior (the
+        key scheme: :mod:`sklearn_labeldp.utils._mechanism_params`).
     epsilon_, delta_ : float
     privacy_spend_ : PrivacySpend
         A leaf for the randomizer; with a DP histogram, a sequential
@@ -323,7 +324,7 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         randomizer = RANDOMIZERS[self.mechanism]
         setting = RandomizerSetting(self.epsilon - plan["prior_epsilon"], self.delta,
                                     label_range, self.loss)
-        params = {"mechanism": self.mechanism, "mechanism_epsilon": setting.epsilon,
+        params = {"mechanism": self.mechanism, "release_epsilon": setting.epsilon,
                   **randomizer.plan(setting)}
         if "prior" in plan and randomizer.bins is not None:
             params.update(randomizer.bins(setting, plan["prior"]))

@@ -134,7 +134,7 @@ def _gaussian_plan(setting):
     # The noise gaussian_label draws, by the exact profile: the record's budget is
     # then the one its description (gaussian = width / sigma) implies.
     sigma = gaussian_label_sigma(setting.epsilon, setting.delta, setting.width, method="exact")
-    return {"noise_std": sigma, "rho": gaussian_rho(setting.width, sigma),
+    return {"noise_scale": sigma, "rho": gaussian_rho(setting.width, sigma),
             "gaussian_mu": setting.width / sigma}
 
 
@@ -187,7 +187,7 @@ RANDOMIZERS = {
         plan=_gaussian_plan,
         spend=_gaussian_spend,
         kwargs=lambda setting, params, prior: {"delta": setting.delta, "method": "exact"},
-        moments=_unit_moments(lambda setting, params, prior: params["noise_std"] ** 2),
+        moments=_unit_moments(lambda setting, params, prior: params["noise_scale"] ** 2),
     ),
     "staircase": Randomizer(
         name="staircase label noise",
@@ -209,7 +209,7 @@ def release_moments(mechanism, params, *, prior, label_range):
     mechanism : str
         A key of :data:`RANDOMIZERS`.
     params : dict
-        The fit's ``mechanism_params_`` (``"mechanism_epsilon"`` and the row's
+        The fit's ``mechanism_params_`` (``"release_epsilon"`` and the row's
         own parameters).
     prior : tuple (values, probabilities) or None
         The prior the randomizer used.
@@ -227,7 +227,7 @@ def release_moments(mechanism, params, *, prior, label_range):
     """
     # The moments read the randomizer's epsilon, the range and the recorded
     # parameters only; the loss and delta were spent on those parameters.
-    setting = RandomizerSetting(params["mechanism_epsilon"], 0.0, tuple(label_range), "squared")
+    setting = RandomizerSetting(params["release_epsilon"], 0.0, tuple(label_range), "squared")
     return RANDOMIZERS[mechanism].moments(setting, params, prior)
 
 

@@ -286,7 +286,7 @@ def test_estimators_record_their_descriptions():
                                    random_state=0).fit(X, y)
     params = gaussian.mechanism_params_
     # One clipped label moves by at most the range, 6: mu = 6 / sigma, checked exactly.
-    assert gaussian.privacy_spend_.description.value == pytest.approx(6.0 / params["noise_std"])
+    assert gaussian.privacy_spend_.description.value == pytest.approx(6.0 / params["noise_scale"])
     assert gaussian_delta(1.0, gaussian.privacy_spend_.description.value) <= 1e-5
     laplace = NoisyLabelRegressor(LinearRegression(), epsilon=1.0, label_range=(-3, 3),
                                   mechanism="laplace", random_state=0).fit(X, y)

@@ -250,7 +250,7 @@ def test_later_stages_use_the_model_prior_with_the_remaining_epsilon(circle_data
     clf.fit(X, y)
     assert len(clf.estimators_) == 2 and clf.mechanism_params_["mean_k"].shape == (2,)
     # Each stage runs RRWithPrior with what the cluster prior left of epsilon.
-    assert clf.mechanism_params_["stage_epsilon"] == 3.0 - 1.0
+    assert clf.mechanism_params_["release_epsilon"] == 3.0 - 1.0
     assert clf.score(X, y) > 0.8
 
 

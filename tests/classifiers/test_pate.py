@@ -142,21 +142,24 @@ def test_spend_matches_the_aggregator(aggregator):
     ).fit(X, y)
     p = clf.mechanism_params_
     # Keys named after the parameters they come from, and the calibrated noise.
-    noise_keys = {"lnmax": {"gamma"}, "gnmax": {"sigma"},
-                  "confident_gnmax": {"sigma1", "sigma2", "threshold"}}[aggregator]
+    noise_keys = {
+        "lnmax": {"gamma"}, "gnmax": {"noise_scale"},
+        "confident_gnmax": {"threshold_noise_scale", "noise_scale", "threshold"},
+    }[aggregator]
     assert set(p) == {"aggregator", "n_teachers", "n_queries"} | noise_keys
     assert (p["aggregator"], p["n_teachers"], p["n_queries"]) == (aggregator, 10, 25)
     expected = {
         "lnmax": lambda: lnmax_spend(p["gamma"], 25),
-        "gnmax": lambda: gnmax_spend(p["sigma"], 25, 1e-6),
-        "confident_gnmax": lambda: confident_gnmax_spend(p["sigma1"], p["sigma2"], 25, 1e-6),
+        "gnmax": lambda: gnmax_spend(p["noise_scale"], 25, 1e-6),
+        "confident_gnmax": lambda: confident_gnmax_spend(
+            p["threshold_noise_scale"], p["noise_scale"], 25, 1e-6),
     }[aggregator]()
     assert clf.epsilon_ == expected.epsilon <= 2.0
     assert clf.epsilon_ == pytest.approx(2.0)
     assert clf.delta_ == (0.0 if aggregator == "lnmax" else 1e-6)
     assert acc.total().epsilon == pytest.approx(clf.epsilon_)
     if aggregator == "confident_gnmax":
-        assert p["sigma1"] == pytest.approx(2.0 * p["sigma2"])
+        assert p["threshold_noise_scale"] == pytest.approx(2.0 * p["noise_scale"])
         assert p["threshold"] == pytest.approx(6.0)
 
 

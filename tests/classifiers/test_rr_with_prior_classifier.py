@@ -70,9 +70,10 @@ def test_lp_1st_keep_rate_matches_rr():
     noisy, truth = clf.estimator_.y_seen_, y[ids]
     assert clf.mechanism_params_["mean_k"].tolist() == [K]
     assert set(clf.mechanism_params_) == {
-        "prior", "stage_epsilon", "mean_k", "stage_fractions", "temperature", "warm_start", "n_neighbors"
+        "prior", "release_epsilon", "mean_k", "stage_fractions", "temperature", "warm_start",
+        "n_neighbors",
     }
-    assert clf.mechanism_params_["stage_epsilon"] == eps  # no cluster prior: all of epsilon
+    assert clf.mechanism_params_["release_epsilon"] == eps  # no cluster prior: all of epsilon
     p_keep = np.exp(eps) / (np.exp(eps) + K - 1)
     assert stats.binomtest(int((noisy == truth).sum()), n, p_keep).pvalue > 1e-3
     # A flipped label is uniform over the K - 1 others.

@@ -104,7 +104,7 @@ def test_alibi_noise_is_drawn_once_and_rounds_refine_the_posterior(data):
     np.testing.assert_allclose(third, expected, rtol=1e-12)  # same prior, same noise
     np.testing.assert_allclose(clf.soft_labels_, third)
     assert [m.n_fits_ for m in clf.estimators_] == [1, 1, 1]
-    assert clf.mechanism_params_["scale"] == 2 / eps
+    assert clf.mechanism_params_["noise_scale"] == 2 / eps
     # Described: two coordinates move by 1 each, Laplace at eps / 2 each (a tight total
     # composes their product).
     assert clf.privacy_spend_.description.value == (eps / 2, 2) and clf.epsilon_ == eps
@@ -135,7 +135,7 @@ def test_alibi_gaussian_is_calibrated_by_the_exact_profile(data):
     # The one-hot label moves by sqrt(2) in L2: the least sigma is sqrt(2) / mu, mu the
     # largest sensitivity in noise stds whose exact profile at epsilon 2 is 1e-5.
     mu = brentq(lambda m: _gaussian_profile(2.0, m) - 1e-5, 1e-3, 10.0, xtol=1e-14)
-    sigma = clf.mechanism_params_["scale"]
+    sigma = clf.mechanism_params_["noise_scale"]
     assert sigma == pytest.approx(math.sqrt(2) / mu, rel=1e-9)
     assert _gaussian_profile(2.0, math.sqrt(2) / sigma) <= 1e-5 * (1 + 1e-9)
     # Less noise than the zCDP calibration it replaces (Canonne, Kamath and Steinke 2020).
@@ -156,7 +156,7 @@ def test_alibi_gaussian_fits_compose_as_one_gaussian(data):
         acc.spend(clf.privacy_spend_)
     # 19 Gaussians of sqrt(2) / sigma stds are one of sqrt(19) times that (Dong, Roth
     # and Su 2022), read at the recorded deltas plus the slack.
-    mu = math.sqrt(19 * 2) / clf.mechanism_params_["scale"]
+    mu = math.sqrt(19 * 2) / clf.mechanism_params_["noise_scale"]
     exact = brentq(lambda e: _gaussian_profile(e, mu) - (19e-6 + 1e-6), 0.0, 50.0, xtol=1e-12)
     tight = acc.total(slack=1e-6).epsilon
     assert exact * (1 - 1e-9) <= tight <= exact * 1.01

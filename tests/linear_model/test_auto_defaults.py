@@ -164,7 +164,7 @@ def test_auto_regularization_is_the_noise_scale():
     X, y = _data(400, 2)
     fit = DPLogisticRegression(solver="newton", delta=1e-5, epsilon=1.0, classes=[0, 1],
                                random_state=0).fit(X, y)
-    sigma = fit.mechanism_params_["noise_stds"]["gradient"]
+    sigma = fit.mechanism_params_["noise_scales"]["gradient"]
     reg = auto_regularization(sigma, X.shape[1] + 1)
     assert fit.mechanism_params_["regularization"] == pytest.approx(reg)
     assert fit.C_ == pytest.approx(1.0 / (2.0 * X.shape[0] * reg))

@@ -110,7 +110,7 @@ def test_second_order_constants():
     assert second_order_release_counts("fc", "full", 5) == {"gradient": 5, "gram": 1}
     params = second_order_params("newton", epsilon=1.0, delta=1e-5, n_samples=100,
                                  n_classes=2, reg=0.01, privacy="label", n_noisy_steps=5)
-    assert sorted(params["noise_stds"]) == ["gradient"]  # label DP noises the gradient only
+    assert sorted(params["noise_scales"]) == ["gradient"]  # label DP noises the gradient only
 
 
 def test_gaussian_release_accounting_by_hand():

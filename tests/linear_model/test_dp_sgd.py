@@ -319,7 +319,7 @@ def test_estimator_noise_is_calibrated(privacy, n_classes, batch_size):
     assert plan["sample_rate"] == pytest.approx(q)
     assert plan["expected_batch_size"] == pytest.approx(q * 600)
     assert plan["sensitivities"] == {"gradient": pytest.approx(sens)}
-    assert plan["noise_stds"]["gradient"] == pytest.approx(s * sens / (q * 600))
+    assert plan["noise_scales"]["gradient"] == pytest.approx(s * sens / (q * 600))
     assert plan["max_grad_norm"] == (0.8 if privacy == "full" else None)
     # Empirically, through the solver the estimator runs: zero features (the
     # gradient is 0 whatever the labels), one step, learning rate 1.
@@ -330,17 +330,17 @@ def test_estimator_noise_is_calibrated(privacy, n_classes, batch_size):
             y, Z=Z, n_classes=n_classes, optimizer="sgd", n_noisy_steps=1, reg=0.0,
             learning_rate=1.0, sample_rate=plan["sample_rate"], clip_norm=plan["max_grad_norm"],
             expected_batch_size=plan["expected_batch_size"],
-            noise_std=plan["noise_stds"]["gradient"], random_state=rng,
+            noise_std=plan["noise_scales"]["gradient"], random_state=rng,
         ).ravel()
         for _ in range(150)
     ])
-    assert stats.kstest(noise / plan["noise_stds"]["gradient"], "norm").pvalue > 0.01
+    assert stats.kstest(noise / plan["noise_scales"]["gradient"], "norm").pvalue > 0.01
 
 
 def test_noise_decreases_with_epsilon_and_grows_with_steps():
     X, y = _blobs(2, n=300)
     std = {(eps, T): _fit(X, y, 2, solver="adam", epsilon=eps, n_noisy_steps=T)
-           .mechanism_params_["noise_stds"]["gradient"] for eps in (0.5, 2.0) for T in (4, 16)}
+           .mechanism_params_["noise_scales"]["gradient"] for eps in (0.5, 2.0) for T in (4, 16)}
     assert std[(2.0, 4)] < std[(0.5, 4)] and std[(0.5, 4)] < std[(0.5, 16)]
     # sqrt(T): T releases compose into one Gaussian of mu = sqrt(T) / s.
     assert std[(0.5, 16)] == pytest.approx(2 * std[(0.5, 4)])

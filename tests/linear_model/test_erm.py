@@ -604,7 +604,7 @@ def test_budget_split(Estimator, solver, n_classes, privacy, share):
         epsilon=2.0, solver=solver, privacy=privacy, data_norm=20.0, classes=range(n_classes),
         random_state=0, accountant=acc,
     ).fit(X, y)
-    assert clf.mechanism_params_["epsilon_per_problem"] == pytest.approx(2.0 / share)
+    assert clf.mechanism_params_["release_epsilon"] == pytest.approx(2.0 / share)
     assert clf.mechanism_params_["n_problems"] == (1 if n_classes == 2 else n_classes)
     assert clf.coef_.shape == (1 if n_classes == 2 else n_classes, 4)
     assert clf.epsilon_ == 2.0 and clf.delta_ == 0.0

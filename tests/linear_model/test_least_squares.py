@@ -345,7 +345,7 @@ def test_gaussian_mu_and_noise_multiplier(privacy, formulation, m, m_example):
     assert clf.privacy_spend_.rho == pytest.approx(rho)
     sensitivities = least_squares_sensitivities(privacy, formulation, 5.0)
     assert params["sensitivities"] == sensitivities
-    assert params["noise_stds"] == {key: s * value for key, value in sensitivities.items()}
+    assert params["noise_scales"] == {key: s * value for key, value in sensitivities.items()}
     example = {}
     if privacy == "full":
         # Add/remove (Mehta et al.'s accounting of the same noise): 3/(2 s^2) weighted,
@@ -378,9 +378,9 @@ def test_full_dp_noise_on_the_label_statistics_is_label_dps(formulation):
     label = DPLeastSquaresClassifier(privacy="label", **kw).fit(X, y).mechanism_params_
     full = DPLeastSquaresClassifier(privacy="full", **kw).fit(X, y).mechanism_params_
     assert full["noise_multiplier"] / label["noise_multiplier"] == pytest.approx(SQRT2)
-    for key in label["noise_stds"]:
-        assert full["noise_stds"][key] == pytest.approx(label["noise_stds"][key])
-    assert full["noise_stds"]["G"] == pytest.approx(full["noise_multiplier"] * 100.0)
+    for key in label["noise_scales"]:
+        assert full["noise_scales"][key] == pytest.approx(label["noise_scales"][key])
+    assert full["noise_scales"]["G"] == pytest.approx(full["noise_multiplier"] * 100.0)
 
 
 def test_accountant_is_charged():

@@ -26,7 +26,7 @@ def _planned(name):
     row = RANDOMIZERS[name]
     setting = RandomizerSetting(EPSILON, DELTA, RANGE, "squared")
     prior = PRIOR if row.uses_prior else None
-    params = {"mechanism": name, "mechanism_epsilon": EPSILON, **row.plan(setting)}
+    params = {"mechanism": name, "release_epsilon": EPSILON, **row.plan(setting)}
     if row.bins is not None:
         params.update(row.bins(setting, prior))
     return row, setting, params, prior

@@ -69,7 +69,7 @@ def test_spend_records(friedman, mechanism):
         histogram, randomizer = reg.privacy_spend_.parts
         assert histogram.epsilon == pytest.approx(0.2)
         assert randomizer.epsilon == pytest.approx(1.8)
-        assert reg.mechanism_params_["mechanism_epsilon"] == pytest.approx(1.8)
+        assert reg.mechanism_params_["release_epsilon"] == pytest.approx(1.8)
         values, probabilities = reg.prior_
         assert values.size == reg.mechanism_params_["n_prior_values"]
         assert probabilities.sum() == pytest.approx(1.0)
@@ -84,7 +84,7 @@ def test_public_prior_costs_nothing_extra(friedman):
     reg = NoisyLabelRegressor(epsilon=1.0, label_range=RANGE, prior=prior,
                               random_state=0).fit(X, y)
     assert reg.privacy_spend_.composition == "leaf"
-    assert reg.mechanism_params_["mechanism_epsilon"] == 1.0
+    assert reg.mechanism_params_["release_epsilon"] == 1.0
     assert reg.prior_ is not None and "prior_epsilon" not in reg.mechanism_params_
 
 
@@ -172,7 +172,7 @@ def test_least_squares_full_dp_records_both_guarantees(friedman):
     reg = DPLeastSquaresRegressor(epsilon=2.0, label_range=RANGE, privacy="full",
                                   data_norm=3.0, random_state=0).fit(X, y)
     params = reg.mechanism_params_
-    assert sorted(params["noise_stds"]) == ["G", "b"]
+    assert sorted(params["noise_scales"]) == ["G", "b"]
     assert params["label_sensitivities"]["G"] == 0.0
     # A label change moves b twice as far as adding an example: 4 / (2 s^2) vs 2 / (2 s^2).
     assert params["rho"] == pytest.approx(2 * params["example_rho"])

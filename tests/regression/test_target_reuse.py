@@ -110,12 +110,12 @@ def test_staircase_variance_matches_its_samples():
 
 
 @pytest.mark.parametrize("mechanism,draw", [
-    ("laplace", lambda y, p, rs: laplace_label(y, epsilon=p["mechanism_epsilon"],
+    ("laplace", lambda y, p, rs: laplace_label(y, epsilon=p["release_epsilon"],
                                                label_range=RANGE, random_state=rs)),
-    ("gaussian", lambda y, p, rs: gaussian_label(y, epsilon=p["mechanism_epsilon"],
+    ("gaussian", lambda y, p, rs: gaussian_label(y, epsilon=p["release_epsilon"],
                                                  delta=1e-5, label_range=RANGE,
                                                  method="exact", random_state=rs)),
-    ("staircase", lambda y, p, rs: staircase_label(y, epsilon=p["mechanism_epsilon"],
+    ("staircase", lambda y, p, rs: staircase_label(y, epsilon=p["release_epsilon"],
                                                    gamma=p["gamma"], label_range=RANGE,
                                                    random_state=rs)),
 ])
@@ -151,7 +151,7 @@ def test_debias_rule_and_what_each_option_fits():
                                         debias=debias, random_state=0).fit(X, y)
             for debias in ("none", "predictions", "targets")}
     params = fits["none"].mechanism_params_
-    bins, epsilon = params["bin_outputs"], params["mechanism_epsilon"]
+    bins, epsilon = params["bin_outputs"], params["release_epsilon"]
     p = math.exp(epsilon) / (math.exp(epsilon) + bins.size - 1)
     q = p / math.exp(epsilon)
     assert params["release_scale"] == pytest.approx(p - q)
