@@ -12,6 +12,7 @@ from ._label_change import (
     subsampled_gaussian_label_epsilon,
     subsampled_gaussian_label_noise_multiplier,
 )
+from ._noise_multiplier import get_noise_multiplier
 from ._subsampled import (
     SUBSAMPLED_GAUSSIAN_METHODS,
     calibrate_dp_sgd,
@@ -46,6 +47,7 @@ __all__ = [
     "gaussian_mu",
     "gaussian_rho",
     "gaussian_sigma_for_approx_dp",
+    "get_noise_multiplier",
     "group_privacy_example_budget",
     "group_privacy_label_budget",
     "subsampled_gaussian_epsilon",

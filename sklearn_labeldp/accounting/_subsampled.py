@@ -12,13 +12,10 @@ the ``accounting`` extra; :data:`SUBSAMPLED_GAUSSIAN_METHODS` names the two.
 A label change replaces one example by another (same features, another
 label): that relation, the library's own, is accounted in
 :mod:`~sklearn_labeldp.accounting._label_change`, on the primitives here.
-
-:func:`calibrate_dp_sgd` is the one calibration of DP-SGD in the library, for
-every estimator that runs it (the network of
-:class:`~sklearn_labeldp.nn.DPSGDClassifier` and the Poisson minibatches of
-:class:`~sklearn_labeldp.linear_model.DPLogisticRegression`): the label budget
-is reached through group privacy
-(:mod:`~sklearn_labeldp.accounting._group_privacy`).
+:func:`calibrate_dp_sgd` reaches a label budget through group privacy of the
+add/remove accounting (:mod:`~sklearn_labeldp.accounting._group_privacy`).
+:func:`~sklearn_labeldp.accounting.get_noise_multiplier` is the one public
+calibration over the relations.
 """
 
 import functools
