@@ -106,3 +106,20 @@ def test_the_estimator_records_and_releases_through_the_row(name):
     for key, value in params.items():
         if key != "mechanism":
             np.testing.assert_allclose(reg.mechanism_params_[key], value, err_msg=key)
+
+
+def test_a_new_row_is_all_the_estimator_and_these_tests_need(monkeypatch):
+    # The developers' recipe: a release function, a row, its export and API entry.
+    # Here the row reuses the Laplace release under a new key: nothing else in the
+    # library changes, and the estimator and every test above take it as it is.
+    from dataclasses import replace
+
+    from sklearn.utils._param_validation import StrOptions
+
+    row = replace(RANDOMIZERS["laplace"], name="recipe example")
+    monkeypatch.setitem(RANDOMIZERS, "recipe_example", row)
+    monkeypatch.setitem(NoisyLabelRegressor._parameter_constraints, "mechanism",
+                        [StrOptions(set(RANDOMIZERS))])
+    test_the_release_is_as_private_as_the_record_says("recipe_example")
+    test_the_release_has_the_moments_its_row_states("recipe_example")
+    test_the_estimator_records_and_releases_through_the_row("recipe_example")
