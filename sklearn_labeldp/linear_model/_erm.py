@@ -1,284 +1,23 @@
 """Private ERM estimators: DPLogisticRegression and DPLinearSVC.
 
-The losses live in ``_losses``, the calibration of the mechanisms in
-``_calibration`` and the training methods in the solver table of
-``_solvers``; this module maps the features, plans the fit from public
-information, and reports the model on the raw features. The whole private
-training of every binary problem is one solver's ``train`` function of the
-label codes, which the estimators call only through ``PrivateLabels.release``.
-
-Feature map (public, label-independent). With ``R = data_norm`` (by default
-``"auto"``, the median of the training ``X``'s row norms: free under
-label DP, where the features are public, and warned about under full DP), each row
-``x`` is first clipped to norm ``R`` (rows inside the ball are unchanged, rows
-outside are scaled down to it by their own norm), then mapped to
-
-- ``z = x / R`` without intercept, and
-- ``z = [x / R, 1] / sqrt(2)`` with ``fit_intercept=True``: the intercept is
-  an extra constant feature and the whole vector stays inside the unit ball.
-
-A model ``f`` on ``z`` is reported in the raw feature space as
-``coef_ = f[:p] / (R sqrt(2))`` and ``intercept_ = f[p] / sqrt(2)`` (without
-the ``sqrt(2)`` when there is no intercept), so that ``decision_function(X) =
-X @ coef_.T + intercept_`` as in scikit-learn. Predictions do not clip: a row
-with norm above ``R`` is scored with the same coefficients. The intercept is
-regularised like every other coordinate of ``f``.
-
-Regularisation. ``C`` means what it means for scikit-learn's
-``LogisticRegression(C, solver="liblinear", intercept_scaling=1)`` on ``x /
-R``: the penalty is ``||w||^2 / (2 C n)`` per example on the coefficients ``w``
-of ``[x / R, 1]`` (intercept included, as liblinear does). With ``f = sqrt(2)
-w`` on ``z`` this is ``Lambda = 1 / (2 C n)`` in ``J``, the ``Lambda`` that
-the privacy analysis uses (``1 / (C n)`` without intercept).
+Each is its loss, its parameters and solvers, and its documentation; the
+shared fit (the feature map, the plan from public information, the private
+training through ``PrivateLabels.release`` and the model reported on the raw
+features) is ``_BasePrivateERM`` in ``_erm_base``, whose module docstring
+gives the feature map and the meaning of ``C``.
 """
 
-import math
 from dataclasses import replace
-from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
-from .._base import BaseLabelDPClassifier
-from .._predict import DecisionFunctionPredictMixin
 from ..utils import is_dask
-from ._calibration import (
-    DEFAULT_AUTO_C,
-    SECOND_ORDER_AUTO_STEPS,
-    auto_first_order_steps,
-    auto_perturbation_regularization,
-    auto_regularization,
-    warn_one_vs_rest_noise,
-)
-from ._dask import dask_decision_function, linear_scores, map_design, prepare_dask_Xy
+from ._erm_base import _BasePrivateERM
 from ._losses import HuberHingeLoss, LogisticLoss, logistic_probabilities
-from ._preprocessing import CLASSIFIER_AUTO_QUANTILE, clipped_design, plan_row_bound, row_norms
-from ._solvers import SOLVERS, ERMSetting
 
 __all__ = ["DPLinearSVC", "DPLogisticRegression"]
-
-
-def _feature_map(X, data_norm, fit_intercept, norms=None):
-    """``z = [clip(x) / R, 1] / sqrt(2)``, or ``clip(x) / R`` without intercept (module doc).
-
-    A dask ``X`` gets the same map on every block of rows, lazily; ``norms``
-    are a numpy or sparse ``X``'s row norms from the plan (one pass over X).
-    """
-    scale = 1.0 / (data_norm * math.sqrt(2.0)) if fit_intercept else 1.0 / data_norm
-    design = partial(clipped_design, max_norm=data_norm, intercept=fit_intercept, scale=scale)
-    return map_design(design, X) if is_dask(X) else design(X, norms=norms)
-
-
-def _example_attributes(spend):
-    """``example_epsilon_`` and ``example_delta_`` from a full-DP spend; none under label DP."""
-    if "example_epsilon" not in spend.params:
-        return {}
-    return {"example_epsilon_": spend.params["example_epsilon"],
-            "example_delta_": spend.params["example_delta"]}
-
-
-def resolved_steps(estimator, n_samples, n_features, n_classes):
-    """``{"n_noisy_steps": T}`` for a solver with noisy steps (``"auto"`` resolved), else ``{}``.
-
-    ``"auto"``: :data:`~sklearn_labeldp.linear_model._calibration.SECOND_ORDER_AUTO_STEPS`
-    for DP-Newton and DP-FC,
-    :func:`~sklearn_labeldp.linear_model._calibration.auto_first_order_steps` for
-    DP-SGD and DP-Adam. Public quantities only.
-    """
-    if not SOLVERS[estimator.solver].reports_n_iter:
-        return {}
-    steps = estimator.n_noisy_steps
-    if steps != "auto":
-        return {"n_noisy_steps": steps}
-    if estimator.solver in ("newton", "fc"):
-        return {"n_noisy_steps": SECOND_ORDER_AUTO_STEPS}
-    return {"n_noisy_steps": auto_first_order_steps(
-        estimator.solver, epsilon=estimator.epsilon, delta=estimator.delta,
-        n_samples=n_samples, n_classes=n_classes, n_features=n_features,
-        privacy=estimator.privacy, max_grad_norm=estimator.max_grad_norm,
-        learning_rate=estimator.learning_rate)}
-
-
-class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
-    """Shared planning, fit and predictions of the private ERM models."""
-
-    _dp_outputs = ("coef_", "intercept_")
-    _derived_attributes = (
-        *BaseLabelDPClassifier._derived_attributes,
-        "n_iter_",
-        "C_",
-        "n_noisy_steps_",
-        "data_norm_",
-        "clipped_fraction_",
-        "example_epsilon_",
-        "example_delta_",
-    )
-
-    _parameter_constraints: dict = {
-        **BaseLabelDPClassifier._parameter_constraints,
-        "C": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "data_norm": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
-        "privacy": [StrOptions({"label", "full"})],
-        "fit_intercept": ["boolean"],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-    }
-
-    _delta = 0.0  # pure-DP solvers; DPLogisticRegression reads its parameter
-    # Solvers whose training reduces its statistics blockwise over a dask X (rows
-    # chunked): the full-batch second-order steps of DPLogisticRegression.
-    _dask_solvers = frozenset()
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
-    def _validate_X(self, X, *, reset, y="no_validation"):
-        # The first step of a fit (and of a prediction): before any charge, and before
-        # validate_data would compute a dask array.
-        if is_dask(X, y):
-            also = ""
-            if self._dask_solvers:
-                also = f" (its solvers {sorted(self._dask_solvers)} fit on dask arrays)"
-            raise TypeError(
-                f"{type(self).__name__} is not supported on dask arrays; compute() first "
-                "or use DPLeastSquaresClassifier, which reduces its statistics blockwise"
-                f"{also}."
-            )
-        return super()._validate_X(X, reset=reset, y=y)
-
-    def _prepare_Xy(self, X, y):
-        """The base class's; for a dask fit with a blockwise solver, lazy (as
-        DPLeastSquaresClassifier's): shapes and chunks are checked without
-        computing ``X`` or ``y``, the labels become a dask array of codes, and
-        one small reduction checks they are all in ``classes``. Other solvers
-        refuse dask input here, before any charge."""
-        if not (is_dask(X, y) and self.solver in self._dask_solvers):
-            return super()._prepare_Xy(X, y)
-        return prepare_dask_Xy(self, X, y)
-
-    def _regularization(self, C, n_samples):
-        # Lambda on z = [x / R, 1] / sqrt(2) such that the penalty on the coefficients of
-        # [x / R, 1] is scikit-learn's ||w||^2 / (2 C n) (module docstring).
-        return 1.0 / (C * n_samples * (2.0 if self.fit_intercept else 1.0))
-
-    def _resolve(self, n_samples, n_features, n_classes):
-        """The "auto" hyperparameters, from public quantities only (n, d, K, the budget).
-
-        ``n_features`` is ``d``, the mapped features (the intercept's column included).
-        Returns the resolved values by name; ``C`` is always among them:
-        ``_calibration.auto_regularization`` for DP-Newton and DP-FC,
-        :func:`~sklearn_labeldp.linear_model._calibration.auto_perturbation_regularization`
-        for objective and output perturbation, 1 for DP-SGD and DP-Adam.
-        """
-        if self.C != "auto":
-            return {"C": self.C}
-        if self.solver in ("objective", "output"):
-            reg = auto_perturbation_regularization(
-                self.solver, epsilon=self.epsilon, n_samples=n_samples, n_classes=n_classes,
-                n_features=n_features, loss=self._loss(), privacy=self.privacy,
-                fit_intercept=self.fit_intercept)
-        elif self.solver in ("newton", "fc"):
-            # The noise does not depend on Lambda: calibrate once at any C to read it.
-            probe = SOLVERS[self.solver].calibrate(self._setting(
-                n_samples, n_classes, C=1.0,
-                **resolved_steps(self, n_samples, n_features, n_classes)))
-            reg = auto_regularization(probe["noise_stds"]["gradient"], n_features)
-        else:
-            return {"C": DEFAULT_AUTO_C}
-        return {"C": 1.0 / (reg * n_samples * (2.0 if self.fit_intercept else 1.0))}
-
-    def _setting(self, n_samples, n_classes, C, **resolved):
-        """The public description of the fit that the solver is calibrated from."""
-        reg = self._regularization(C, n_samples)
-        return ERMSetting(
-            epsilon=self.epsilon, delta=self._delta, privacy=self.privacy, loss=self._loss(),
-            n_samples=n_samples, n_classes=n_classes, regularization=reg, tol=self.tol,
-            max_iter=self.max_iter,
-        )
-
-    def _plan_fit(self, X, classes, rng):
-        # Every check and choice here reads public information only (X, n, the
-        # parameters): a configuration error costs no budget, and the bound, Lambda
-        # and the mechanism's parameters are fixed before any label is read.
-        solver = SOLVERS[self.solver]
-        if solver.gaussian and not 0 < self._delta < 1:
-            raise ValueError(
-                f"solver={self.solver!r} adds Gaussian noise and is (epsilon, delta)-DP: "
-                f"delta must lie in (0, 1); got {self._delta!r}."
-            )
-        if not solver.gaussian and self._delta != 0:
-            gaussian = [name for name, other in SOLVERS.items() if other.gaussian]
-            raise ValueError(
-                f"solver={self.solver!r} is pure epsilon-DP: delta must be 0.0; got "
-                f"{self._delta!r}. delta applies to the Gaussian solvers {gaussian}."
-            )
-        n_features = X.shape[1] + (1 if self.fit_intercept else 0)
-        resolved = {**resolved_steps(self, X.shape[0], n_features, classes.size),
-                    **self._resolve(X.shape[0], n_features, classes.size)}
-        setting = self._setting(X.shape[0], classes.size, **resolved)
-        params = solver.calibrate(setting)
-        params.update({key: value for key, value in resolved.items() if key != "n_noisy_steps"})
-        warn_one_vs_rest_noise(type(self).__name__, self.solver, params, X.shape[0], n_features,
-                          classes.size)
-        # The row norms serve the bound and the clipping (_feature_map): one pass over X.
-        norms = None if is_dask(X) else row_norms(X)
-        data_norm, bound_attributes = plan_row_bound(
-            X, self.data_norm, privacy=self.privacy, quantile=CLASSIFIER_AUTO_QUANTILE,
-            norms=norms)
-        spend = solver.privacy_spend(setting, params)
-        plan = {"setting": setting, "mechanism_params": params, "data_norm": data_norm,
-                "row_norms": norms, "bound_attributes": bound_attributes,
-                "resolved": {f"{key}_": value for key, value in resolved.items()},
-                "example_attributes": _example_attributes(spend)}
-        return spend, plan
-
-    def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
-        solver, params = SOLVERS[self.solver], plan["mechanism_params"]
-        data_norm = plan["data_norm"]
-        # For dask X (newton, fc), Z is lazy and the solver reduces it blockwise.
-        coef = labels.release(
-            solver.train,
-            np.arange(labels.n_samples),
-            failure=solver.failure(type(self).__name__, plan["setting"]),
-            Z=_feature_map(X, data_norm, self.fit_intercept, plan["row_norms"]),
-            setting=plan["setting"],
-            params=params,
-            random_state=mechanism_rng,
-        )
-        # coef_ and intercept_ on the raw features (module docstring).
-        if self.fit_intercept:
-            coef = coef / math.sqrt(2.0)
-            fitted = {"coef_": coef[:, :-1] / data_norm, "intercept_": coef[:, -1].copy()}
-        else:
-            fitted = {"coef_": coef / data_norm, "intercept_": np.zeros(coef.shape[0])}
-        if solver.reports_n_iter:
-            fitted["n_iter_"] = params["n_noisy_steps"]
-        return {**fitted, "mechanism_params_": params, **plan["resolved"],
-                **plan["bound_attributes"], **plan["example_attributes"]}
-
-    def decision_function(self, X):
-        """Signed scores ``X @ coef_.T + intercept_`` (rows are not clipped).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray or dask.array.Array of shape (n_samples,) for two classes, else \
-(n_samples, n_classes)
-            Lazy, chunked like ``X`` along rows, for a dask ``X`` (whatever the
-            model was fitted on).
-        """
-        check_is_fitted(self)
-        if is_dask(X):
-            return dask_decision_function(self, X)
-        X = self._validate_X(X, reset=False)
-        return linear_scores(X, self.coef_, self.intercept_)
 
 
 class DPLogisticRegression(_BasePrivateERM):
@@ -353,7 +92,7 @@ class DPLogisticRegression(_BasePrivateERM):
       released mean (``delta`` in (0, 1)); the releases compose into one
       Gaussian of ``mu`` noise stds for a label change, the largest whose
       exact privacy profile (Balle and Wang 2018) is within ``(epsilon,
-      delta)`` (``mechanism_params_["gaussian"]``, ``rho = mu^2 / 2``). Only
+      delta)`` (``mechanism_params_["gaussian_mu"]``, ``rho = mu^2 / 2``). Only
       the gradients read the labels: a label change
       moves the gradient sum by ``(e_old - e_new) z^T`` (L2 norm ``sqrt(2)``
       for K > 2, 1 for K = 2) and the Hessians and Gram matrix, functions of
@@ -394,7 +133,7 @@ class DPLogisticRegression(_BasePrivateERM):
         ``min(2 C, Delta)`` (both clipped terms have norm ``<= C``, and
         clipping is a projection onto a convex set, so it does not increase
         their distance), so ``mu^2 = T min(2 C, Delta)^2 / (s^2 C^2)`` (one
-        Gaussian, exact profile) and the add/remove ``example_gaussian^2 = T
+        Gaussian, exact profile) and the add/remove ``example_gaussian_mu^2 = T
         / s^2``.
       * Poisson minibatches (``batch_size=b``, full DP only): every row joins
         each step's batch independently with probability ``q = b / n`` and
@@ -528,22 +267,23 @@ class DPLogisticRegression(_BasePrivateERM):
         The calibrated parameters of the mechanism, all public (functions of
         ``epsilon``, ``delta``, ``n``, ``C`` and the number of classes).
         ``n_problems``, ``regularization`` (``Lambda``) and, for
-        ``"objective"`` and ``"output"``: ``epsilon_per_problem``,
+        ``"objective"`` and ``"output"``: ``release_epsilon``,
         ``gradient_sensitivity`` (``g``) and ``noise_scale`` (the noise ``b``
         has density proportional to ``exp(-||b|| / noise_scale)``), plus for
         ``"objective"`` ``hessian_rank`` (``r``), ``curvature_bound``
         (``c``), ``epsilon_prime`` (``eps'``) and ``extra_regularization``
         (``Delta``); for ``"newton"`` and ``"fc"``: ``n_noisy_steps``, ``rho``,
-        ``noise_multiplier`` (``s``), ``sensitivities`` and ``noise_stds`` (per
-        released statistic: ``"gradient"``, and ``"hessian"`` or ``"gram"``
-        under full DP); for ``"sgd"`` and ``"adam"``: ``n_noisy_steps``,
+        ``gaussian_mu``, ``noise_multiplier`` (``s``), ``sensitivities`` and
+        ``noise_scales`` (per released statistic: ``"gradient"``, and
+        ``"hessian"`` or ``"gram"`` under full DP); for ``"sgd"`` and ``"adam"``: ``n_noisy_steps``,
         ``noise_multiplier`` (``s``), ``sample_rate`` (``q``),
         ``expected_batch_size`` (``q n``), ``max_grad_norm`` (the clipping
         norm used, the parameter's value or its default; ``None`` under label
         DP), ``learning_rate`` (the parameter's value or its default),
-        ``sensitivities`` and ``noise_stds`` (key
-        ``"gradient"``, the noise on the released mean), and ``rho`` for full
-        batch. ``rho`` is always the zCDP parameter for a label change, and
+        ``sensitivities`` and ``noise_scales`` (key
+        ``"gradient"``, the noise on the released mean), and ``rho`` and
+        ``gaussian_mu`` for full batch (``dominating_pair`` for Poisson
+        minibatches). ``rho`` is always the zCDP parameter for a label change, and
         ``sensitivities`` those the noise is scaled to (add/remove under full
         DP); the Gaussian solvers under full DP add ``label_sensitivities``
         (how far a label change moves each release: 0 for the Hessians and
@@ -811,7 +551,7 @@ class DPLinearSVC(_BasePrivateERM):
     intercept_ : ndarray of shape (1,) or (n_classes,)
     mechanism_params_ : dict
         The calibrated parameters of the mechanism, all public:
-        ``n_problems``, ``epsilon_per_problem``, ``regularization``
+        ``n_problems``, ``release_epsilon``, ``regularization``
         (``Lambda``), ``gradient_sensitivity`` (``g``) and ``noise_scale`` (the
         noise ``b`` has density proportional to ``exp(-||b|| /
         noise_scale)``), plus for ``"objective"`` ``hessian_rank`` (``r``),

@@ -2,15 +2,13 @@
 
 It also learns from partly labeled data with FixMatch (``fit_semi``). Its one
 training loop (:meth:`LabelDPNetClassifier._fit`) takes the fit's training
-mode (:mod:`sklearn_labeldp.nn._training`) as an argument; the functions at the
-end of this module are what the rest of the package calls of a network besides
-its public methods.
+mode (:mod:`sklearn_labeldp.nn._training`) as an argument; the hooks of
+skorch's ``NeuralNet`` that it overrides are
+:class:`~sklearn_labeldp.nn._skorch_hooks.SkorchHooksMixin`, and the functions
+in :mod:`sklearn_labeldp.nn._net_access` are what the rest of the package
+calls of a network besides its public methods.
 """
 
-import inspect
-from collections.abc import Mapping
-from contextlib import contextmanager
-from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -26,16 +24,10 @@ from sklearn.utils.validation import (
     validate_data,
 )
 from skorch import NeuralNet
-from skorch.dataset import Dataset, unpack_data
-from skorch.utils import is_dataset, to_tensor
-from torch import nn
-from torch.utils.data import DataLoader
+from skorch.utils import is_dataset
 
 from ._augment import check_image_shape
 from ._data import (
-    ArrayBatches,
-    ArrayDataset,
-    as_tensor,
     check_bit_targets,
     check_device_available,
     check_soft_targets,
@@ -43,9 +35,8 @@ from ._data import (
     resolve_device,
     seeded,
     split_unlabeled,
-    stage,
 )
-from ._losses import SoftCrossEntropyLoss
+from ._skorch_hooks import SkorchHooksMixin
 from ._training import (
     FixMatchTraining,
     MixupTraining,
@@ -54,14 +45,8 @@ from ._training import (
     train_epochs,
 )
 
-__all__ = ["LabelDPNetClassifier", "check_params", "fit_label_codes", "initialize_untrained"]
+__all__ = ["LabelDPNetClassifier"]
 
-# One criterion per kind of target; all take raw logits.
-_LOSSES = {
-    "hard": nn.CrossEntropyLoss,  # also accepts the probability rows mixup makes
-    "soft": SoftCrossEntropyLoss,
-    "bits": nn.BCEWithLogitsLoss,
-}
 _FITTED_ATTRIBUTES = (
     "classes_",
     "n_outputs_",
@@ -72,15 +57,7 @@ _FITTED_ATTRIBUTES = (
 )
 
 
-def _accepts_keyword(factory, name):
-    try:
-        parameters = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == name or p.kind is p.VAR_KEYWORD for p in parameters)
-
-
-class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
+class LabelDPNetClassifier(ClassifierMixin, SkorchHooksMixin, NeuralNet):
     """A PyTorch network trained on hard labels, soft labels or bit vectors.
 
     A :class:`skorch.NeuralNet` that the label-DP meta-estimators wrap like any
@@ -631,114 +608,6 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
             return X  # torch inputs are the caller's responsibility
         return validate_data(self, X, reset=reset, dtype=np.float32, allow_nd=True)
 
-    # ---------------------------------------------------------- skorch hooks
-
-    def initialize_criterion(self):
-        """Instantiate the loss of the current target kind (or the user's ``criterion``)."""
-        criterion = self.criterion
-        if criterion is None:
-            criterion = _LOSSES[getattr(self, "target_kind_", None) or "hard"]
-        kwargs = self.get_params_for("criterion")
-        self.criterion_ = self.initialized_instance(criterion, kwargs)
-        return self
-
-    def get_params_for(self, prefix):
-        """skorch's ``get_params_for`` plus ``n_outputs`` for the module at fit time."""
-        params = super().get_params_for(prefix)
-        if (
-            prefix == "module"
-            and "n_outputs" not in params
-            and getattr(self, "n_outputs_", None) is not None
-            and not isinstance(self.module, nn.Module)
-            and _accepts_keyword(self.module, "n_outputs")
-        ):
-            params["n_outputs"] = self.n_outputs_
-        return params
-
-    def _initialize_module(self, reason=None):
-        with self._device_context():
-            return super()._initialize_module(reason=reason)
-
-    def _initialize_criterion(self, reason=None):
-        with self._device_context():
-            return super()._initialize_criterion(reason=reason)
-
-    @contextmanager
-    def _device_context(self):
-        """Let skorch's internals see the resolved device while keeping the parameter."""
-        requested = self.__dict__["device"]
-        resolved = resolve_device(requested)
-        if resolved is requested:
-            yield
-            return
-        self.__dict__["device"] = resolved
-        try:
-            yield
-        finally:
-            self.__dict__["device"] = requested
-
-    def get_dataset(self, X, y=None):
-        """Whole-tensor dataset for in-memory arrays (skorch's ``dataset`` otherwise)."""
-        if is_dataset(X):
-            return X
-        if self.dataset is not Dataset or self.get_params_for("dataset"):
-            return super().get_dataset(X, y)
-        tensors = [as_tensor(X, float32=True)] + ([] if y is None else [as_tensor(y)])
-        tensors = stage(tensors, resolve_device(self.device))
-        return ArrayDataset(*tensors)
-
-    def get_iterator(self, dataset, training=False):
-        """Batches of ``dataset``; training batches are shuffled unless told otherwise."""
-        prefix = "iterator_train" if training else "iterator_valid"
-        iterator = self.iterator_train if training else self.iterator_valid
-        kwargs = self.get_params_for(prefix)
-        kwargs.setdefault("batch_size", self.batch_size)
-        if kwargs["batch_size"] == -1:
-            kwargs["batch_size"] = len(dataset)
-        if iterator is DataLoader:
-            kwargs.setdefault("shuffle", training)
-            if isinstance(dataset, ArrayDataset) and set(kwargs) <= {"batch_size", "shuffle"}:
-                return ArrayBatches(dataset, **kwargs)
-        return iterator(dataset, **kwargs)
-
-    def train_step_single(self, batch, training_mode=None, **fit_params):
-        """skorch's training step under the fit's training mode (plain training without one).
-
-        The mode transforms the batch (mixup, FixMatch's weak augmentation)
-        before the forward pass and may add terms to the loss (FixMatch's
-        unlabeled loss) before the backward pass.
-        """
-        training = combine() if training_mode is None else training_mode
-        self._set_training(True)
-        Xi, yi = training.transform_batch(self, *unpack_data(batch))
-        y_pred = self.infer(Xi, **fit_params)
-        step = {"y_pred": y_pred}
-        loss = self.get_loss(y_pred, yi, X=Xi, training=True)
-        loss = training.add_loss(self, loss, Xi, step, **fit_params)
-        loss.backward()
-        step["loss"] = loss
-        return step
-
-    def infer(self, x, **fit_params):
-        """Forward pass of one batch on the resolved device."""
-        x = to_tensor(x, device=resolve_device(self.device))
-        if isinstance(x, Mapping):
-            return self.module_(**self._merge_x_and_fit_params(x, fit_params))
-        return self.module_(x, **fit_params)
-
-    def get_loss(self, y_pred, y_true, X=None, training=False):
-        """The criterion of the current target kind on one batch."""
-        y_true = to_tensor(y_true, device=resolve_device(self.device))
-        return self.criterion_(y_pred, y_true)
-
-    def _get_predict_nonlinearity(self):
-        if isinstance(self.predict_nonlinearity, str) and self.predict_nonlinearity == "auto":
-            self.check_is_fitted()
-            if getattr(self, "target_kind_", None) == "bits":
-                return torch.sigmoid
-            return partial(torch.softmax, dim=-1)
-        return super()._get_predict_nonlinearity()
-
     # ------------------------------------------------------------ prediction
 
     def predict_proba(self, X):
@@ -772,79 +641,3 @@ class LabelDPNetClassifier(ClassifierMixin, NeuralNet):
 
     def __sklearn_is_fitted__(self):
         return self.initialized_ and hasattr(self, "classes_")
-
-    # ---------------------------------------------------------- persistence
-
-    def __setstate__(self, state):
-        requested = state["device"]
-        state["device"] = resolve_device(requested)
-        # skorch maps the weights onto the saved device, or onto the CPU with a
-        # DeviceWarning (setting ``device`` to the CPU) when that one is absent.
-        super().__setstate__(state)
-        if "device_" in self.__dict__:
-            self.__dict__["device_"] = self.__dict__["device"]
-        if isinstance(requested, str) and requested == "auto":
-            self.__dict__["device"] = requested
-
-    def load_params(self, *args, **kwargs):
-        """skorch's ``load_params`` on the resolved device."""
-        with self._device_context():
-            return super().load_params(*args, **kwargs)
-
-
-# ------------------------------------------------------------------------------
-# What the rest of the package calls of a network besides its public methods.
-
-
-def check_params(net):
-    """Check ``net``'s parameters and device, label-free, as every ``fit*`` does first.
-
-    Raises ``ValueError`` naming the parameter and what it allows.
-    """
-    net._check_params()
-
-
-def fit_label_codes(net, X, codes, n_classes, training):
-    """Train ``net`` on label codes ``0..n_classes-1`` under the training mode ``training``.
-
-    Every class is an output, whether or not it occurs in ``codes``. Used by
-    :class:`~sklearn_labeldp.nn.DPSGDClassifier` with its
-    :class:`~sklearn_labeldp.nn._dp_sgd.DPSGDTraining`; the network's own
-    mixup, if any, is combined with it (and refused by DP-SGD).
-
-    Returns
-    -------
-    net : LabelDPNetClassifier
-        Fitted, with ``classes_ = arange(n_classes)`` and ``target_kind_ = "hard"``.
-    """
-    net._check_params()
-    X = net._validate_X(X, reset=True)
-    codes = np.asarray(codes, dtype=np.int64)
-    return net._fit(X, codes, "hard", np.arange(n_classes), net._training(training))
-
-
-def initialize_untrained(net, X, n_classes):
-    """Make ``net`` a fitted classifier of ``n_classes`` hard outputs without any training.
-
-    The parameters are checked, ``X`` (public inputs) sets ``n_features_in_``,
-    the fitted attributes are those of a fit on label codes, and the module is
-    initialised under a fixed seed in a forked RNG (the caller's global torch
-    state is untouched), then run in evaluation mode on two rows of ``X``,
-    which materialises lazy layers. Used to rebuild a network around trained
-    values (:func:`~sklearn_labeldp.nn._rebuild.rebuild_network`).
-
-    Returns
-    -------
-    net : LabelDPNetClassifier
-    """
-    net._check_params()
-    X = net._validate_X(X, reset=True)
-    device = resolve_device(net.device)
-    net.classes_ = np.arange(n_classes)
-    net.n_outputs_ = n_classes
-    net.target_kind_ = "hard"
-    net.device_ = device
-    with net._device_context(), seeded(0, device):
-        net.initialize()
-        net._check_forward(X, "hard")
-    return net

@@ -15,7 +15,7 @@ unreachable from it.
 import torch
 from skorch.history import History
 
-from ._net import initialize_untrained
+from ._net_access import initialize_untrained
 
 __all__ = ["rebuild_network"]
 

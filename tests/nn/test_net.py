@@ -27,7 +27,7 @@ from sklearn_labeldp.nn import (  # noqa: E402
     soft_cross_entropy,
 )
 from sklearn_labeldp.nn._data import draw_seed  # noqa: E402
-from sklearn_labeldp.nn._net import fit_label_codes  # noqa: E402
+from sklearn_labeldp.nn._net_access import fit_label_codes  # noqa: E402
 from sklearn_labeldp.nn._training import MixupTraining, Training, combine  # noqa: E402
 
 N_SAMPLES = 96
