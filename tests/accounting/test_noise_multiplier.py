@@ -15,20 +15,21 @@ from sklearn_labeldp.accounting._noise_multiplier import RELATIONS
 RUN = dict(sample_rate=0.02, steps=500)
 
 
+def _own(relation, method):
+    """The relation's own calibration function, called directly."""
+    q, steps = RUN["sample_rate"], RUN["steps"]
+    if relation == "replace_one":
+        return subsampled_gaussian_label_noise_multiplier(1.0, q, steps, 1e-5)
+    if relation == "add_remove":
+        return subsampled_gaussian_noise_multiplier(1.0, q, steps, 1e-5, method=method)
+    return calibrate_dp_sgd(1.0, 1e-5, q, steps, method=method)[0]
+
+
 @pytest.mark.parametrize("relation", sorted(RELATIONS))
 def test_each_relation_is_its_own_calibration_and_meets_the_target(relation):
-    methods = RELATIONS[relation].methods
-    for method in methods:
+    for method in RELATIONS[relation].methods:
         sigma = get_noise_multiplier(1.0, 1e-5, **RUN, relation=relation, method=method)
-        own = {
-            "replace_one": lambda: subsampled_gaussian_label_noise_multiplier(
-                1.0, RUN["sample_rate"], RUN["steps"], 1e-5),
-            "add_remove": lambda: subsampled_gaussian_noise_multiplier(
-                1.0, RUN["sample_rate"], RUN["steps"], 1e-5, method=method),
-            "group_privacy": lambda: calibrate_dp_sgd(
-                1.0, 1e-5, RUN["sample_rate"], RUN["steps"], method=method)[0],
-        }[relation]()
-        assert sigma == own
+        assert sigma == _own(relation, method)
         if relation == "replace_one":
             assert subsampled_gaussian_label_epsilon(sigma, **RUN, delta=1e-5) <= 1.0
         elif relation == "add_remove":
