@@ -78,9 +78,8 @@ def _assert_same(before, after, path="outputs"):
         np.testing.assert_array_equal(np.asarray(before), np.asarray(after), err_msg=path)
 
 
-@pytest.mark.parametrize("estimator", INSTANCES, ids=lambda e: type(e).__name__)
-def test_set_params_after_fit_changes_no_fitted_output(estimator):
-    # Every numeric parameter, the privacy ones (epsilon, delta) included.
+def fitted_on_wine(estimator):
+    """A clone of ``estimator`` fitted on the wine data (its label set and an unlimited ledger)."""
     model = clone(estimator)
     params = model.get_params()
     if "classes" in params:
@@ -90,7 +89,16 @@ def test_set_params_after_fit_changes_no_fitted_output(estimator):
     X, y = _data(model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model.fit(X, y)
+        return model.fit(X, y), X
+
+
+@pytest.mark.parametrize("estimator", INSTANCES, ids=lambda e: type(e).__name__)
+def test_set_params_after_fit_changes_no_fitted_output(estimator):
+    # Every numeric parameter, the privacy ones (epsilon, delta) included.
+    params = estimator.get_params()
+    model, X = fitted_on_wine(estimator)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         before = _outputs(model, X)
         changed = _changed_parameters(model)
         assert changed or "epsilon" not in params, "a privacy parameter to change"

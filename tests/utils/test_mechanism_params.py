@@ -2,39 +2,20 @@
 
 import math
 import pickle
-import warnings
 
 import numpy as np
 import pytest
-from sklearn.base import clone
-from sklearn.datasets import load_wine
-from sklearn.preprocessing import StandardScaler
 from test_common import INSTANCES
+from test_fitted_state import fitted_on_wine
 
 from sklearn_labeldp.accounting import BudgetAccountant
 from sklearn_labeldp.classifiers import ALIBIClassifier
 from sklearn_labeldp.utils._mechanism_params import RENAMED_KEYS, MechanismParams
 
 
-def _fitted(estimator):
-    X, y = load_wine(return_X_y=True)
-    X = StandardScaler().fit_transform(X)
-    model = clone(estimator)
-    params = model.get_params()
-    if "classes" in params:
-        model.set_params(classes=[0, 1, 2])
-    if "accountant" in params:
-        model.set_params(accountant=BudgetAccountant(math.inf, 1.0))
-    if getattr(model, "_estimator_type", "") == "regressor":
-        y = y.astype(float)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return model.fit(X, y)
-
-
 @pytest.mark.parametrize("estimator", INSTANCES, ids=lambda e: type(e).__name__)
 def test_no_estimator_records_a_renamed_key(estimator):
-    model = _fitted(estimator)
+    model, _ = fitted_on_wine(estimator)
     params = getattr(model, "mechanism_params_", None)
     if params is None:
         pytest.skip("no mechanism_params_")
