@@ -32,9 +32,10 @@ from functools import partial
 
 import numpy as np
 from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.validation import check_is_fitted
 
 from .._base import check_classes
-from ..utils import check_known_rows, check_option
+from ..utils import check_known_rows, check_option, is_dask
 from ._statistics import gram_sum, least_squares_statistics, step_sums
 
 __all__ = [
@@ -359,3 +360,28 @@ def dask_decision_function(estimator, X):
     if coef.shape[0] <= 2:
         return X.map_blocks(linear_scores, drop_axis=1, chunks=(X.chunks[0],), **kwargs)
     return X.map_blocks(linear_scores, chunks=(X.chunks[0], (coef.shape[0],)), **kwargs)
+
+
+class LinearDecisionMixin:
+    """``decision_function`` of the linear classifiers, on numpy, sparse or dask ``X``."""
+
+    def decision_function(self, X):
+        """Class scores ``X @ coef_.T + intercept_`` (rows are not clipped).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray or dask.array.Array of shape (n_samples,) for two classes, else \
+(n_samples, n_classes)
+            Lazy, chunked like ``X`` along rows, for a dask ``X`` (whatever the
+            model was fitted on). For two classes, scikit-learn's convention:
+            positive means ``classes_[1]``.
+        """
+        check_is_fitted(self)
+        if is_dask(X):
+            return dask_decision_function(self, X)
+        X = self._validate_X(X, reset=False)
+        return linear_scores(X, self.coef_, self.intercept_)

@@ -38,7 +38,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseLabelDPClassifier
 from .._predict import DecisionFunctionPredictMixin
@@ -51,7 +50,7 @@ from ._calibration import (
     auto_regularization,
     warn_one_vs_rest_noise,
 )
-from ._dask import dask_decision_function, linear_scores, map_design, prepare_dask_Xy
+from ._dask import LinearDecisionMixin, map_design, prepare_dask_Xy
 from ._preprocessing import CLASSIFIER_AUTO_QUANTILE, clipped_design, plan_row_bound, row_norms
 from ._solvers import SOLVERS, ERMSetting
 
@@ -99,7 +98,7 @@ def resolved_steps(estimator, n_samples, n_features, n_classes):
         learning_rate=estimator.learning_rate)}
 
 
-class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
+class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLabelDPClassifier):
     """Shared planning, fit and predictions of the private ERM models."""
 
     _dp_outputs = ("coef_", "intercept_")
@@ -257,23 +256,3 @@ class _BasePrivateERM(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
             fitted["n_iter_"] = params["n_noisy_steps"]
         return {**fitted, "mechanism_params_": params, **plan["resolved"],
                 **plan["bound_attributes"], **plan["example_attributes"]}
-
-    def decision_function(self, X):
-        """Signed scores ``X @ coef_.T + intercept_`` (rows are not clipped).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray or dask.array.Array of shape (n_samples,) for two classes, else \
-(n_samples, n_classes)
-            Lazy, chunked like ``X`` along rows, for a dask ``X`` (whatever the
-            model was fitted on).
-        """
-        check_is_fitted(self)
-        if is_dask(X):
-            return dask_decision_function(self, X)
-        X = self._validate_X(X, reset=False)
-        return linear_scores(X, self.coef_, self.intercept_)

@@ -13,7 +13,6 @@ from numbers import Real
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from .._base import BaseLabelDPClassifier
 from .._predict import DecisionFunctionPredictMixin
@@ -21,9 +20,8 @@ from ..accounting import PrivacySpend, gaussian_epsilon
 from ..utils import check_generator, is_dask
 from ._calibration import calibrate_exact_gaussian_releases, gaussian_release_mus
 from ._dask import (
-    dask_decision_function,
+    LinearDecisionMixin,
     dask_least_squares_statistics,
-    linear_scores,
     map_design,
     prepare_dask_Xy,
 )
@@ -308,7 +306,9 @@ def _solve_ridge(b, system):
     return cho_solve(factor, b, check_finite=False).T
 
 
-class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifier):
+class DPLeastSquaresClassifier(
+    LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLabelDPClassifier
+):
     """Least-squares classifier from noisy sufficient statistics (DP-LS).
 
     Each feature row is clipped to L2 norm ``R = data_norm`` (rows inside the
@@ -679,24 +679,3 @@ class DPLeastSquaresClassifier(DecisionFunctionPredictMixin, BaseLabelDPClassifi
             **plan["bound_attributes"],
             **plan["example_attributes"],
         }
-
-    def decision_function(self, X):
-        """Class scores ``X @ coef_.T + intercept_``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask.array.Array} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        ndarray or dask.array.Array of shape (n_samples, n_classes) or (n_samples,)
-            Lazy, chunked like ``X`` along rows, for a dask ``X``.
-            For two classes, scikit-learn's convention: the score of
-            ``classes_[1]`` minus that of ``classes_[0]`` (positive means
-            ``classes_[1]``).
-        """
-        check_is_fitted(self)
-        if is_dask(X):
-            return dask_decision_function(self, X)
-        X = self._validate_X(X, reset=False)
-        return linear_scores(X, self.coef_, self.intercept_)
