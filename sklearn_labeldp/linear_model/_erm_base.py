@@ -177,7 +177,7 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
             reg = auto_perturbation_regularization(
                 self.solver, epsilon=self.epsilon, n_samples=n_samples, n_classes=n_classes,
                 n_features=n_features, loss=self._loss(), privacy=self.privacy,
-                fit_intercept=self.fit_intercept)
+                fit_intercept=self.fit_intercept, delta=self._delta)
         elif self.solver in ("newton", "fc"):
             # The noise does not depend on Lambda: calibrate once at any C to read it.
             probe = SOLVERS[self.solver].calibrate(self._setting(
@@ -202,17 +202,19 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
         # parameters): a configuration error costs no budget, and the bound, Lambda
         # and the mechanism's parameters are fixed before any label is read.
         solver = SOLVERS[self.solver]
-        if solver.gaussian and not 0 < self._delta < 1:
+        if solver.deltas == "positive" and not 0 < self._delta < 1:
             raise ValueError(
                 f"solver={self.solver!r} adds Gaussian noise and is (epsilon, delta)-DP: "
                 f"delta must lie in (0, 1); got {self._delta!r}."
             )
-        if not solver.gaussian and self._delta != 0:
-            gaussian = [name for name, other in SOLVERS.items() if other.gaussian]
+        if solver.deltas == "zero" and self._delta != 0:
+            gaussian = [name for name, other in SOLVERS.items() if other.deltas != "zero"]
             raise ValueError(
                 f"solver={self.solver!r} is pure epsilon-DP: delta must be 0.0; got "
                 f"{self._delta!r}. delta applies to the Gaussian solvers {gaussian}."
             )
+        if not 0 <= self._delta < 1:
+            raise ValueError(f"delta must lie in [0, 1); got {self._delta!r}.")
         n_features = X.shape[1] + (1 if self.fit_intercept else 0)
         resolved = {**resolved_steps(self, X.shape[0], n_features, classes.size),
                     **self._resolve(X.shape[0], n_features, classes.size)}

@@ -3,8 +3,10 @@
 Each solver is a small object with
 
 - ``mechanism``: its name in the fitted ``privacy_spend_``;
-- ``gaussian``: True for Gaussian noise, (epsilon, delta)-DP (``delta`` in
-  (0, 1)), False for pure epsilon-DP (``delta`` must be 0);
+- ``deltas``: the ``delta`` it accepts: ``"zero"`` (pure epsilon-DP),
+  ``"positive"`` (Gaussian noise, (epsilon, delta)-DP with ``delta`` in (0,
+  1)) or ``"any"`` (pure at ``delta = 0``, Gaussian above: output
+  perturbation);
 - ``reports_n_iter``: whether its step count is a public parameter, reported
   as ``n_iter_`` (an optimiser's iteration count depends on the labels and is
   not);
@@ -41,7 +43,12 @@ from dataclasses import dataclass
 from ..accounting import PrivacySpend, gaussian_epsilon, subsampled_gaussian_epsilon
 from ._calibration import first_order_params, second_order_params
 from ._first_order import noisy_first_order_logistic
-from ._perturbed_erm import perturbation_example_epsilon, perturbation_params, perturbed_erm
+from ._perturbed_erm import (
+    gaussian_output_perturbation_params,
+    perturbation_example_epsilon,
+    perturbation_params,
+    perturbed_erm,
+)
 from ._second_order import noisy_second_order_logistic
 
 
@@ -141,18 +148,25 @@ def _gaussian_example_guarantee(setting, params):
 
 
 class _Perturbation(_Solver):
-    """Objective or output perturbation: pure epsilon-DP, needs the exact minimiser."""
+    """Objective or output perturbation, needs the exact minimiser.
 
-    gaussian = False
+    Pure epsilon-DP; output perturbation with ``delta > 0`` releases the
+    minimisers with Gaussian noise, one joint release described by ``("gaussian",
+    mu)`` (:func:`gaussian_output_perturbation_params`).
+    """
+
     reports_n_iter = False
 
-    def __init__(self, kind):
+    def __init__(self, kind, deltas):
         self.kind = kind
+        self.deltas = deltas
         self.mechanism = f"ERM {kind} perturbation"
 
     def example_guarantee(self, setting, params):
         # Calibrated for a label change; the same noise's guarantee for substituting a
         # whole example (Chaudhuri et al. 2011) is reported beside it.
+        if params.get("noise") == "gaussian":
+            return _gaussian_example_guarantee(setting, params)
         if setting.privacy != "full":
             return None
         return perturbation_example_epsilon(self.kind, params, setting.n_samples), 0.0
@@ -171,6 +185,12 @@ class _Perturbation(_Solver):
         )
 
     def calibrate(self, setting):
+        if setting.delta > 0:
+            return gaussian_output_perturbation_params(
+                epsilon=setting.epsilon, delta=setting.delta, n_samples=setting.n_samples,
+                n_classes=setting.n_classes, reg=setting.regularization, loss=setting.loss,
+                privacy=setting.privacy,
+            )
         return perturbation_params(
             self.kind, epsilon=setting.epsilon, n_samples=setting.n_samples,
             n_classes=setting.n_classes, reg=setting.regularization, loss=setting.loss,
@@ -188,7 +208,7 @@ class _Perturbation(_Solver):
 class _SecondOrder(_Solver):
     """DP-Newton or DP-FC (logistic loss only): exact-profile Gaussian noise, public step count."""
 
-    gaussian = True
+    deltas = "positive"
     reports_n_iter = True
 
     def __init__(self, kind, mechanism):
@@ -234,7 +254,7 @@ class _FirstOrder(_Solver):
     it (privacy loss distributions).
     """
 
-    gaussian = True
+    deltas = "positive"
     reports_n_iter = True
 
     def __init__(self, kind, mechanism):
@@ -280,8 +300,8 @@ class _FirstOrder(_Solver):
 
 
 SOLVERS = {
-    "objective": _Perturbation("objective"),
-    "output": _Perturbation("output"),
+    "objective": _Perturbation("objective", "zero"),
+    "output": _Perturbation("output", "any"),
     "newton": _SecondOrder("newton", "DP-Newton"),
     "fc": _SecondOrder("fc", "DP-FC"),
     "sgd": _FirstOrder("sgd", "DP-SGD"),
