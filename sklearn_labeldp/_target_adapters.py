@@ -7,7 +7,12 @@ uses these adapters to learn from them:
   regressor fits them as a multi-output target; a classifier that accepts
   ``sample_weight`` is fitted on the data expanded once per class with weight
   equal to the class probability (exactly the soft cross-entropy for log-loss
-  models); hard one-hot rows need no weights;
+  models); hard one-hot rows need no weights; a classifier without
+  ``sample_weight`` is reduced: a k-NN classifier to the k-NN regressor of the
+  same neighbourhood on the soft labels (the soft form of its vote, exactly),
+  any other to its fit on every row repeated :data:`SOFT_REPLICAS` times with
+  classes in proportion to the row's soft label (largest-remainder rounding,
+  an error of at most ``1 / SOFT_REPLICAS`` per class);
 - bit vectors (vector approximation): a regressor fits the K columns; a
   classifier is fitted once per column (like ``MultiOutputClassifier``) and
   its ``predict_proba[:, 1]`` approximates ``E[Z_j | x]``;
@@ -48,6 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
+from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.semi_supervised import LabelPropagation, LabelSpreading, SelfTrainingClassifier
 from sklearn.utils import _safe_indexing
@@ -150,12 +156,6 @@ def check_target_capability(estimator, kind):
         return
     if not is_classifier(estimator):
         raise ValueError(f"the base estimator {name} is neither a classifier nor a regressor.")
-    if kind == "soft" and sample_weight_key(estimator) is None:
-        raise ValueError(
-            f"soft labels need a regressor or a classifier whose fit accepts sample_weight; "
-            f"{name} does not. Use a regressor base (e.g. KNeighborsRegressor) or hard "
-            "labels (post_processing='argmax')."
-        )
     if not hasattr(estimator, "predict_proba"):
         raise ValueError(f"the base classifier {name} needs predict_proba for {kind} targets.")
 
@@ -183,14 +183,44 @@ def fit_soft_targets(estimator, X, targets, fit_params, *, refresh=None):
     n_samples = targets.shape[0]
     if np.all((targets == 0) | (targets == 1)):  # hard labels: no expansion needed
         return estimator.fit(X, np.argmax(targets, axis=1), **fit_params)
+    key = sample_weight_key(estimator)
+    if key is None:  # no weights: the reductions of the module docstring
+        if isinstance(estimator, KNeighborsClassifier):
+            neighbours = KNeighborsRegressor(**{
+                name: value for name, value in estimator.get_params().items()
+                if name in KNeighborsRegressor().get_params()})
+            return neighbours.fit(X, targets, **fit_params)
+        rows, labels = _replicated(targets, SOFT_REPLICAS)
+        return estimator.fit(_safe_indexing(X, rows), labels,
+                             **subset_fit_params(fit_params, rows, n_samples))
     rows, labels = np.nonzero(targets > 0)
     expanded = subset_fit_params(fit_params, rows, n_samples)  # per-sample params follow rows
     weights = targets[rows, labels]
-    key = sample_weight_key(estimator)
     if expanded.get(key) is not None:
         weights = weights * np.asarray(expanded.pop(key))
     expanded[key] = weights
     return estimator.fit(_safe_indexing(X, rows), labels, **expanded)
+
+
+# Copies of each row when a classifier without sample_weight learns soft labels.
+SOFT_REPLICAS = 20
+
+
+def _replicated(targets, replicas):
+    """Rows repeated ``replicas`` times, classes in proportion to each soft label.
+
+    Largest-remainder rounding of ``replicas * targets``: each row gets exactly
+    ``replicas`` copies and each class within one copy of its share.
+    """
+    n_samples, n_classes = targets.shape
+    scaled = replicas * targets
+    counts = np.floor(scaled).astype(np.int64)
+    short = replicas - counts.sum(axis=1)
+    rank = np.argsort(np.argsort(counts - scaled, axis=1, kind="stable"), axis=1)
+    counts += rank < short[:, None]
+    rows = np.repeat(np.arange(n_samples), replicas)
+    labels = np.repeat(np.tile(np.arange(n_classes), n_samples), counts.ravel())
+    return rows, labels
 
 
 def fit_semi_supervised_targets(estimator, X, targets, fit_params):

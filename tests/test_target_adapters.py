@@ -11,6 +11,7 @@ from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_labeldp._target_adapters import (
+    SOFT_REPLICAS,
     BitColumnClassifiers,
     TargetReuseMixin,
     check_target_capability,
@@ -90,7 +91,6 @@ def test_bit_targets_with_regressor_and_per_column_classifiers():
 @pytest.mark.parametrize(
     ("estimator", "kind", "match"),
     [
-        (KNeighborsClassifier(), "soft", "sample_weight"),
         (LinearSVC(), "soft", "predict_proba"),
         (LinearSVC(), "bits", "predict_proba"),
         (LinearSVC(), "hard", "predict_proba"),
@@ -100,6 +100,42 @@ def test_bit_targets_with_regressor_and_per_column_classifiers():
 def test_missing_capabilities_are_clear_errors(estimator, kind, match):
     with pytest.raises(ValueError, match=match):
         check_target_capability(estimator, kind)
+
+
+def test_a_knn_classifier_learns_soft_labels_as_the_knn_regressor_of_its_neighbourhood():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    soft = rng.dirichlet(np.ones(3), size=60)
+    clf = KNeighborsClassifier(n_neighbors=7, weights="distance", p=1)
+    check_target_capability(clf, "soft")
+    model = fit_soft_targets(clf, X, soft, {})
+    assert isinstance(model, KNeighborsRegressor)
+    assert (model.n_neighbors, model.weights, model.p) == (7, "distance", 1)
+    # The soft form of the vote: with one-hot rows it is the classifier's predict_proba.
+    np.testing.assert_allclose(model.predict(X[:5]), KNeighborsRegressor(
+        n_neighbors=7, weights="distance", p=1).fit(X, soft).predict(X[:5]))
+    hard = np.eye(3)[rng.integers(0, 3, 60)] * 0.999 + 0.001 / 3  # soft, nearly one-hot
+    np.testing.assert_allclose(
+        fit_soft_targets(KNeighborsClassifier(7), X, hard, {}).predict(X),
+        KNeighborsClassifier(7).fit(X, hard.argmax(1)).predict_proba(X) * 0.999 + 0.001 / 3)
+
+
+def test_another_classifier_without_sample_weight_learns_replicated_rows():
+    from sklearn.discriminant_analysis import QuadraticDiscriminantAnalysis
+
+    class Recorder(QuadraticDiscriminantAnalysis):
+        def fit(self, X, y):
+            self.X_seen_, self.y_seen_ = np.asarray(X), np.asarray(y)
+            return super().fit(X, y)
+
+    X = np.random.default_rng(1).normal(size=(30, 2))
+    soft = np.tile([[0.62, 0.38]], (30, 1))
+    model = fit_soft_targets(Recorder(reg_param=0.5), X, soft, {})
+    assert model.X_seen_.shape == (30 * SOFT_REPLICAS, 2)
+    # 0.62 * 20 = 12.4 copies: 12 of class 0, 8 of class 1 for every row.
+    per_row = model.y_seen_.reshape(30, SOFT_REPLICAS)
+    assert ((per_row == 0).sum(1) == 12).all() and ((per_row == 1).sum(1) == 8).all()
+    np.testing.assert_array_equal(model.X_seen_[:SOFT_REPLICAS], np.repeat(X[:1], 20, axis=0))
 
 
 def test_capable_estimators_pass():

@@ -49,7 +49,10 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
     ----------
     estimator : regressor or classifier, default=None
         Fitted on the soft labels: a regressor as a multi-output target, a
-        classifier through ``sample_weight`` (see the target adapters).
+        classifier through ``sample_weight``, or without it by a reduction (a
+        ``KNeighborsClassifier`` as the ``KNeighborsRegressor`` of the same
+        neighbourhood, any other on rows replicated in proportion to the soft
+        labels; see the target adapters and the ALIBI guide).
         ``None`` means a ``KNeighborsRegressor`` whose ``n_neighbors`` is
         resolved at fit time from public quantities: ``10 rho`` (rounded) with
         ``rho`` the factor by which K-ary randomized response at the same

@@ -175,7 +175,7 @@ def test_alibi_learns(data, base):
     ("estimator", "match"),
     [
         (VectorApproxClassifier(LinearSVC(), classes=CLASSES), "predict_proba"),
-        (ALIBIClassifier(KNeighborsClassifier(), classes=CLASSES), "sample_weight"),
+        (ALIBIClassifier(LinearSVC(), classes=CLASSES), "predict_proba"),
         (ALIBIClassifier(n_rounds=0, classes=CLASSES), "n_rounds"),
         (ALIBIClassifier(post_processing="argmax", classes=CLASSES), "n_rounds=1"),
         (ALIBIClassifier(noise="gaussian", classes=CLASSES), "needs delta"),
@@ -230,3 +230,14 @@ def test_vector_approx_at_a_huge_epsilon_has_no_nan():
     assert (targets.agree_if_right, targets.agree_if_wrong) == (1.0, 0.0)
     assert np.isfinite(clf.predict_proba(X)).all()
     assert clf.score(X, y) > 0.9
+
+
+def test_alibi_around_a_knn_classifier_is_the_knn_regressor_of_its_neighbourhood(data):
+    # A k-NN classifier's fit takes no sample_weight: it learns the soft labels as
+    # the k-NN regressor of the same neighbourhood, round after round.
+    X, y = data
+    kw = dict(epsilon=1.0, classes=CLASSES, random_state=0)
+    classifier = ALIBIClassifier(KNeighborsClassifier(n_neighbors=15), **kw).fit(X, y)
+    regressor = ALIBIClassifier(KNeighborsRegressor(n_neighbors=15), **kw).fit(X, y)
+    assert isinstance(classifier.estimator_, KNeighborsRegressor)
+    np.testing.assert_array_equal(classifier.predict_proba(X), regressor.predict_proba(X))
