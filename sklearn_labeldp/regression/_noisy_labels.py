@@ -7,6 +7,7 @@ unbiased randomizer of Badanidiyuru et al. (2023). The prior of the first two
 is public, or a DP histogram of the labels that spends part of the budget.
 """
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -41,12 +42,49 @@ from ..utils import check_value_prior
 from ..utils._dask import real_values, row_blocks_on_dask
 from ._base import BaseLabelDPRegressor
 from ._priors import auto_prior_size, label_grid, value_histogram
-from ._randomizers import RANDOMIZERS, RandomizerSetting, release_moments, resolve_debias
+from ._randomizers import (
+    AUTO_DEBIAS_MIN_EFFECTIVE_SAMPLES,
+    RANDOMIZERS,
+    RandomizerSetting,
+    release_moments,
+    resolve_debias,
+)
 
 __all__ = ["NoisyLabelRegressor"]
 
-# The share of epsilon that buys the DP histogram prior when prior_epsilon="auto".
+# The share of epsilon that buys the DP histogram prior when prior_epsilon="auto",
+# and the larger share when even two-output randomized response at the rest of
+# epsilon would tell the model little (auto_prior_epsilon).
 AUTO_PRIOR_SHARE = 0.1
+AUTO_PRIOR_SHARE_WEAK = 0.3
+
+
+def auto_prior_epsilon(epsilon, n_samples):
+    """``prior_epsilon="auto"``: the DP histogram's share of ``epsilon``, from public n and eps.
+
+    ``0.1 epsilon``, unless the release at the rest of epsilon is weak: when
+    ``n tanh(0.9 epsilon / 2)^2`` (the effective sample size ``n (p - q)^2``
+    of randomized response with two outputs, the most any RR-on-Bins release
+    keeps) is below :data:`AUTO_DEBIAS_MIN_EFFECTIVE_SAMPLES` (50), the model
+    learns mostly the prior it shrinks to, and the prior gets ``0.3 epsilon``.
+    Measured, median test MSE over the training mean's (9 splits, 70/30,
+    default k-NN base): the diabetes data (309 training rows) at eps 0.5, 1.134
+    -> 1.017; Friedman #1/#3 (301 rows) at eps 0.5, 1.036 -> 0.982 and 1.025
+    -> 0.998, #2 0.992 -> 0.996; where the rule keeps 0.1 (eps >= 1 there) the
+    larger share cost 2-24%.
+
+    Parameters
+    ----------
+    epsilon : float
+    n_samples : int
+
+    Returns
+    -------
+    float
+    """
+    effective = n_samples * math.tanh((1.0 - AUTO_PRIOR_SHARE) * epsilon / 2.0) ** 2
+    weak = effective < AUTO_DEBIAS_MIN_EFFECTIVE_SAMPLES
+    return (AUTO_PRIOR_SHARE_WEAK if weak else AUTO_PRIOR_SHARE) * epsilon
 
 
 class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegressor):
@@ -106,7 +144,9 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
     prior_epsilon : float or "auto", default="auto"
         Epsilon of the DP histogram (``prior=None`` with ``"rr_on_bins"`` or
         ``"unbiased"``), in ``(0, epsilon)``; ``"auto"`` is ``0.1 *
-        epsilon``.
+        epsilon``, or ``0.3 * epsilon`` where the release is weak (``n
+        tanh(0.9 epsilon / 2)^2 < 50``; see :func:`auto_prior_epsilon`);
+        recorded in ``mechanism_params_["prior_epsilon"]``.
     n_prior_values : int or "auto", default="auto"
         Values of the histogram's grid (>= 2), evenly spaced over the range
         ends included. ``"auto"``: ``n * prior_epsilon / 50`` between 4 and 64
@@ -299,8 +339,8 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
                 )
             values, probabilities, order = check_value_prior(self.prior, label_range)
             return {"prior_epsilon": 0.0, "prior": (values, probabilities)}
-        prior_epsilon = (AUTO_PRIOR_SHARE * self.epsilon if self.prior_epsilon == "auto"
-                         else float(self.prior_epsilon))
+        prior_epsilon = (auto_prior_epsilon(self.epsilon, n_samples)
+                         if self.prior_epsilon == "auto" else float(self.prior_epsilon))
         if not prior_epsilon < self.epsilon:
             raise ValueError(
                 f"prior_epsilon={self.prior_epsilon!r} must be < epsilon={self.epsilon!r}: "

@@ -224,3 +224,24 @@ def test_a_fit_failing_after_the_charge_leaves_no_fitted_attribute(friedman):
         reg.fit(X, y)
     assert accountant.total().epsilon == 8.0  # charged: the failure came after
     assert [name for name in vars(reg) if name.endswith("_") and not name.startswith("_")] == []
+
+
+def test_the_prior_share_follows_the_release_strength_from_public_n_and_epsilon():
+    # prior_epsilon="auto": 0.1 epsilon, 0.3 epsilon when even two-output randomized
+    # response at the rest would keep fewer than 50 effective samples.
+    from sklearn_labeldp.regression._noisy_labels import auto_prior_epsilon
+
+    assert auto_prior_epsilon(0.5, 309) == pytest.approx(0.15)  # 309 tanh(0.225)^2 = 15
+    assert auto_prior_epsilon(1.0, 309) == pytest.approx(0.1)  # 309 tanh(0.45)^2 = 55
+    assert auto_prior_epsilon(0.5, 5000) == pytest.approx(0.05)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(309, 3)), rng.uniform(0, 1, 309)
+    recorded = []
+    for labels in (y, rng.permutation(y), np.zeros(309)):  # public: labels change nothing
+        reg = NoisyLabelRegressor(epsilon=0.5, label_range=(0, 1), random_state=0).fit(X, labels)
+        recorded.append(reg.mechanism_params_["prior_epsilon"])
+        assert reg.privacy_spend_.parts[0].epsilon == pytest.approx(recorded[-1])
+    assert recorded == [pytest.approx(0.15)] * 3
+    given = NoisyLabelRegressor(epsilon=0.5, prior_epsilon=0.05, label_range=(0, 1),
+                                random_state=0).fit(X, y)
+    assert given.mechanism_params_["prior_epsilon"] == 0.05  # a user value wins
