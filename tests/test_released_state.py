@@ -209,12 +209,16 @@ CASES = {
         )
         for solver in ("objective", "output", "newton", "fc", "sgd", "adam")
     },
-    "logreg_output_gaussian": (
-        lambda rs: DPLogisticRegression(epsilon=1.0, delta=1e-5, data_norm=4.0, solver="output",
-                                        classes=CLASSES, random_state=rs),
-        "wine",
-        {},
-    ),
+    **{
+        f"logreg_{solver}_gaussian": (
+            lambda rs, solver=solver: DPLogisticRegression(
+                epsilon=1.0, delta=1e-5, data_norm=4.0, solver=solver, classes=CLASSES,
+                random_state=rs),
+            "wine",
+            {},
+        )
+        for solver in ("objective", "output")
+    },
     "linear_svc": (
         lambda rs: DPLinearSVC(epsilon=1.0, data_norm=4.0, classes=CLASSES, random_state=rs),
         "wine",

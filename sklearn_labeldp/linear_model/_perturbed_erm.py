@@ -1,12 +1,11 @@
 """Objective and output perturbation: one-vs-rest private ERM.
 
 Chaudhuri, Monteleoni and Sarwate (2011), Algorithms 1 (output perturbation)
-and 2 (objective perturbation), pure epsilon-DP; with ``delta > 0``, output
-perturbation releases the minimisers with Gaussian noise instead
-(:func:`gaussian_output_perturbation_params`), one joint release of all
-the one-vs-rest problems calibrated by the Gaussian's exact privacy
-profile. The training function :func:`perturbed_erm`
-takes the label codes first: the estimators call it only through
+and 2 (objective perturbation), pure epsilon-DP; with ``delta > 0`` both use
+Gaussian noise instead (:func:`gaussian_perturbation_params`), one joint
+release of all the one-vs-rest problems calibrated by the Gaussian's exact
+privacy profile. The training function :func:`perturbed_erm` takes the label
+codes first: the estimators call it only through
 ``PrivateLabels.release``. Its noise scale and extra regularisation are
 calibrated beforehand, from public quantities only, by
 :func:`perturbation_params` (below, with the "auto" regularisation and the
@@ -64,8 +63,8 @@ def perturbed_erm(codes, *, Z, n_classes, loss, solver, params, tol, max_iter, r
     Objective perturbation minimises ``J(f) + b.f / n + (Delta/2) ||f||^2``;
     output perturbation releases ``argmin J + b``. Either way ``||b|| ~
     Gamma(d, noise_scale)`` in a uniform direction, one draw per problem; with
-    ``params["noise"] == "gaussian"`` (output perturbation at ``delta > 0``)
-    ``b ~ N(0, noise_scale^2 I)`` instead.
+    ``params["noise"] == "gaussian"`` (``delta > 0``) ``b ~ N(0, noise_scale^2
+    I)`` instead.
 
     Parameters
     ----------
@@ -103,7 +102,8 @@ def perturbed_erm(codes, *, Z, n_classes, loss, solver, params, tol, max_iter, r
     coef = np.zeros((all_signs.shape[0], d))
     for row, signs in enumerate(all_signs):
         if solver == "objective":
-            b = sample_l2_gamma_noise(d, scale, random_state)
+            b = (random_state.normal(0.0, scale, d) if gaussian
+                 else sample_l2_gamma_noise(d, scale, random_state))
             extra = params["extra_regularization"]
             coef[row], _ = minimise(loss, Z, signs, reg + extra, b / n, tol, max_iter)
         else:
@@ -289,28 +289,44 @@ def perturbation_params(solver, *, epsilon, n_samples, n_classes, reg, loss, pri
             "extra_regularization": extra, "noise_scale": g / eps_prime}
 
 
-def gaussian_output_perturbation_params(*, epsilon, delta, n_samples, n_classes, reg, loss,
-                                        privacy):
-    """Output perturbation with Gaussian noise: one joint release, exact profile.
+def gaussian_perturbation_params(solver, *, epsilon, delta, n_samples, n_classes, reg, loss,
+                                 privacy):
+    """Objective or output perturbation with Gaussian noise: one joint release, exact profile.
 
-    The minimiser of the ``Lambda``-strongly convex ``J`` of one binary
-    problem moves by at most ``g / (n Lambda)`` in L2 norm when one example's
-    gradient term changes by at most ``g`` (Chaudhuri et al. 2011, Corollary
-    8; ``g`` the label change's of
-    :func:`~sklearn_labeldp.linear_model._losses.neighbour_bounds`). A label
-    change moves one problem (two classes) or two of the ``K`` one-vs-rest
-    problems, so the concatenated minimisers move by at most ``sqrt(t) g / (n
-    Lambda)``, ``t`` the problems touched. Releasing them with ``N(0,
-    sigma^2 I)`` noise is one Gaussian mechanism of ``mu = sqrt(t) g / (n
-    Lambda sigma)`` noise stds, and ``mu`` is the largest whose exact privacy
-    profile (Balle and Wang 2018) is within ``(epsilon, delta)``
-    (:func:`~sklearn_labeldp.accounting.calibrate_gaussian_sigma`).
-    Under ``privacy="full"`` the same noise is reported for substituting a
-    whole example, which moves every problem by ``2 / (n Lambda)``:
-    ``example_gaussian_mu = sqrt(n_problems) 2 / (n Lambda sigma)``.
+    ``t`` is the number of one-vs-rest problems a label change touches (1 for
+    two classes, 2 of the ``K`` otherwise) and ``g`` the change of one
+    example's gradient term under it
+    (:func:`~sklearn_labeldp.linear_model._losses.neighbour_bounds`).
+
+    - Output perturbation: the minimiser of the ``Lambda``-strongly convex
+      ``J`` of one problem moves by at most ``g / (n Lambda)`` (Chaudhuri et
+      al. 2011, Corollary 8), so the concatenated minimisers move by at most
+      ``sqrt(t) g / (n Lambda)``; released with ``N(0, sigma^2 I)`` noise,
+      one Gaussian mechanism of ``mu = sqrt(t) g / (n Lambda sigma)``.
+    - Objective perturbation: the release minimises ``J(f) + b.f / n`` with
+      ``b ~ N(0, sigma^2 I)``, so ``b = -n grad J(f)`` is a bijection of the
+      release. A label change moves ``n grad J`` by at most ``g`` per problem
+      touched at every ``f`` and, for a loss with even curvature (the
+      logistic loss, ``r = 0``), leaves its Jacobian ``n Hess J`` unchanged:
+      the density ratio of the release is exactly that of ``b`` against ``b``
+      shifted by at most ``sqrt(t) g``, one Gaussian mechanism of ``mu =
+      sqrt(t) g / sigma`` (the Gaussian form of Kifer, Smith and Thakurta
+      2012, whose Jacobian term vanishes here). A loss whose curvature moves
+      under a label change (``r > 0``) is refused.
+
+    ``mu`` is the largest whose exact privacy profile (Balle and Wang 2018)
+    is within ``(epsilon, delta)``
+    (:func:`~sklearn_labeldp.accounting.calibrate_gaussian_sigma`). Under
+    ``privacy="full"`` the same noise is reported for substituting a whole
+    example, which moves every problem's term by ``2``:
+    ``example_gaussian_mu = 2 sqrt(m) / (n Lambda sigma)`` (output) or ``2
+    sqrt(m) / sigma`` plus, for objective perturbation, the Jacobian's
+    ``example_jacobian_epsilon = 2 m log(1 + c / (n Lambda))`` (rank-2
+    Hessian changes, Chaudhuri et al. 2011), ``m`` the problems.
 
     Parameters
     ----------
+    solver : {"objective", "output"}
     epsilon, delta : float
         The label budget of the fit, ``delta`` in (0, 1).
     n_samples, n_classes : int
@@ -324,23 +340,34 @@ def gaussian_output_perturbation_params(*, epsilon, delta, n_samples, n_classes,
     dict
         ``n_problems``, ``regularization``, ``gradient_sensitivity`` (``g``),
         ``noise`` (``"gaussian"``), ``noise_scale`` (``sigma``), ``gaussian_mu``
-        and ``rho = mu^2 / 2`` (the record's description and zCDP), and under
-        full DP ``example_gaussian_mu``.
+        and ``rho = mu^2 / 2`` (the record's description and zCDP); objective
+        perturbation adds ``hessian_rank`` (0) and ``extra_regularization``
+        (0); under full DP ``example_gaussian_mu`` (and
+        ``example_jacobian_epsilon`` for objective perturbation).
     """
     n_problems = 1 if n_classes == 2 else n_classes
     touched = 1 if n_classes == 2 else 2
-    g, _ = neighbour_bounds(loss, "label")
-    shift = math.sqrt(touched) * g / (n_samples * reg)
+    g, r = neighbour_bounds(loss, "label")
+    # Output: the minimisers' shift; objective: the gradient's, in units of b.
+    units = n_samples * reg if solver == "output" else 1.0
+    params = dict(n_problems=n_problems, regularization=reg, gradient_sensitivity=g)
+    if solver == "objective":
+        if r != 0:
+            raise ValueError(
+                "Gaussian objective perturbation is offered for losses whose curvature a "
+                "label change leaves unchanged (the logistic loss); use solver='output'.")
+        params.update(hessian_rank=0, extra_regularization=0.0)
     # The noise multiplier of one release of sensitivity 1, widened until the exact
     # epsilon of mu = 1 / s, the value recorded, is within budget.
     s = calibrate_gaussian_sigma(epsilon, delta, 1.0)
-    mu, sigma = 1.0 / s, s * shift
-    params = dict(n_problems=n_problems, regularization=reg, gradient_sensitivity=g,
-                  noise="gaussian", noise_scale=sigma, gaussian_mu=mu, rho=mu**2 / 2.0)
+    mu, sigma = 1.0 / s, s * math.sqrt(touched) * g / units
+    params.update(noise="gaussian", noise_scale=sigma, gaussian_mu=mu, rho=mu**2 / 2.0)
     if privacy == "full":
-        g_full, _ = neighbour_bounds(loss, "full")
-        params["example_gaussian_mu"] = math.sqrt(n_problems) * g_full / (
-            n_samples * reg * sigma)
+        g_full, r_full = neighbour_bounds(loss, "full")
+        params["example_gaussian_mu"] = math.sqrt(n_problems) * g_full / (units * sigma)
+        if solver == "objective":
+            params["example_jacobian_epsilon"] = n_problems * r_full * math.log1p(
+                loss.c / (n_samples * reg))
     return params
 
 
@@ -385,13 +412,13 @@ def perturbation_example_epsilon(solver, params, n_samples):
     return params["n_problems"] * per_problem
 
 
-def gaussian_output_noise_share(*, epsilon, delta, n_samples, n_classes, n_features, loss):
-    """``nu = sqrt(t d) g / (n mu)``: Gaussian output perturbation's noise share.
+def gaussian_noise_share(*, epsilon, delta, n_samples, n_classes, n_features, loss):
+    """``nu = sqrt(t d) g / (n mu)``: Gaussian objective or output perturbation's noise share.
 
-    The noise ``N(0, sigma^2 I)`` of :func:`gaussian_output_perturbation_params`,
-    ``sigma = sqrt(t) g / (n Lambda mu)``, has expected norm about ``sigma
-    sqrt(d)`` in ``d`` dimensions, i.e. ``Lambda sigma sqrt(d) = sqrt(t d) g /
-    (n mu)`` in the mean gradient's units: the analogue of
+    The noise ``N(0, sigma^2 I)`` of :func:`gaussian_perturbation_params` has
+    expected norm about ``sigma sqrt(d)`` in ``d`` dimensions, in the mean
+    gradient's units ``sqrt(t d) g / (n mu)`` for both (objective: ``b / n``;
+    output: ``Lambda b``): the analogue of
     :func:`perturbation_noise_share` for the noise actually drawn
     (``t`` problems touched by a label change, ``mu`` the exact profile's at
     ``(epsilon, delta)``). Public quantities only.
@@ -452,12 +479,13 @@ def auto_perturbation_regularization(solver, *, epsilon, n_samples, n_classes, n
       Lambda)`` on the released minimiser has expected norm 1 in the mapped
       features' units; the minimiser's own norm is at most ``sqrt(2 log(2) /
       Lambda)`` (logistic; ``J(f*) <= J(0)``), so below this ``Lambda`` the
-      noise outgrows the model. With ``delta > 0`` (Gaussian noise) the same
-      rule with the Gaussian's share, :func:`gaussian_output_noise_share`:
-      against ``Lambda`` of the pure-DP share it was ahead in 8 of 12 cells
-      (the digits, wine, breast cancer, iris at eps 1, 4, 8, 9 splits; digits
-      at eps 8 0.900 against 0.885), behind in one (wine at eps 1, 0.796
-      against 0.815).
+      noise outgrows the model.
+    - with ``delta > 0`` (Gaussian noise), the same rules with the Gaussian's
+      share, :func:`gaussian_noise_share` (``c`` times it for objective
+      perturbation). For output perturbation it was ahead of the pure-DP
+      share's ``Lambda`` in 8 of 12 cells (the digits, wine, breast cancer,
+      iris at eps 1, 4, 8, 9 splits; digits at eps 8 0.900 against 0.885),
+      behind in one (wine at eps 1, 0.796 against 0.815).
 
     A larger ``Lambda`` also shrinks the extra regularisation ``Delta`` and the
     Jacobian's share of epsilon when the Hessian moves (``r > 0``). Chaudhuri
@@ -472,9 +500,10 @@ def auto_perturbation_regularization(solver, *, epsilon, n_samples, n_classes, n
     float
         ``Lambda``.
     """
-    if solver == "output" and delta > 0:
-        return gaussian_output_noise_share(epsilon=epsilon, delta=delta, n_samples=n_samples,
-                                           n_classes=n_classes, n_features=n_features, loss=loss)
+    if delta > 0:
+        nu = gaussian_noise_share(epsilon=epsilon, delta=delta, n_samples=n_samples,
+                                  n_classes=n_classes, n_features=n_features, loss=loss)
+        return nu if solver == "output" else loss.c * nu
     nu = perturbation_noise_share(epsilon=epsilon, n_samples=n_samples, n_classes=n_classes,
                                   n_features=n_features, loss=loss, privacy=privacy)
     if solver == "output":

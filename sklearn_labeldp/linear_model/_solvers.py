@@ -44,7 +44,7 @@ from ..accounting import PrivacySpend, gaussian_epsilon, subsampled_gaussian_eps
 from ._calibration import first_order_params, second_order_params
 from ._first_order import noisy_first_order_logistic
 from ._perturbed_erm import (
-    gaussian_output_perturbation_params,
+    gaussian_perturbation_params,
     perturbation_example_epsilon,
     perturbation_params,
     perturbed_erm,
@@ -150,9 +150,8 @@ def _gaussian_example_guarantee(setting, params):
 class _Perturbation(_Solver):
     """Objective or output perturbation, needs the exact minimiser.
 
-    Pure epsilon-DP; output perturbation with ``delta > 0`` releases the
-    minimisers with Gaussian noise, one joint release described by ``("gaussian",
-    mu)`` (:func:`gaussian_output_perturbation_params`).
+    Pure epsilon-DP; with ``delta > 0`` Gaussian noise, one joint release
+    described by ``("gaussian", mu)`` (:func:`gaussian_perturbation_params`).
     """
 
     reports_n_iter = False
@@ -166,7 +165,9 @@ class _Perturbation(_Solver):
         # Calibrated for a label change; the same noise's guarantee for substituting a
         # whole example (Chaudhuri et al. 2011) is reported beside it.
         if params.get("noise") == "gaussian":
-            return _gaussian_example_guarantee(setting, params)
+            example = _gaussian_example_guarantee(setting, params)
+            jacobian = params.get("example_jacobian_epsilon", 0.0)
+            return None if example is None else (example[0] + jacobian, example[1])
         if setting.privacy != "full":
             return None
         return perturbation_example_epsilon(self.kind, params, setting.n_samples), 0.0
@@ -186,10 +187,10 @@ class _Perturbation(_Solver):
 
     def calibrate(self, setting):
         if setting.delta > 0:
-            return gaussian_output_perturbation_params(
-                epsilon=setting.epsilon, delta=setting.delta, n_samples=setting.n_samples,
-                n_classes=setting.n_classes, reg=setting.regularization, loss=setting.loss,
-                privacy=setting.privacy,
+            return gaussian_perturbation_params(
+                self.kind, epsilon=setting.epsilon, delta=setting.delta,
+                n_samples=setting.n_samples, n_classes=setting.n_classes,
+                reg=setting.regularization, loss=setting.loss, privacy=setting.privacy,
             )
         return perturbation_params(
             self.kind, epsilon=setting.epsilon, n_samples=setting.n_samples,
@@ -300,7 +301,7 @@ class _FirstOrder(_Solver):
 
 
 SOLVERS = {
-    "objective": _Perturbation("objective", "zero"),
+    "objective": _Perturbation("objective", "any"),
     "output": _Perturbation("output", "any"),
     "newton": _SecondOrder("newton", "DP-Newton"),
     "fc": _SecondOrder("fc", "DP-FC"),

@@ -784,12 +784,6 @@ def test_delta_outside_unit_interval_for_zcdp_solvers(solver, delta):
         DPLogisticRegression(solver=solver, delta=delta, classes=[0, 1]).fit(X, y)
 
 
-def test_nonzero_delta_refused_for_the_pure_solver():
-    X, y = _blobs(2, n=100)
-    with pytest.raises(ValueError, match="delta must be 0"):
-        DPLogisticRegression(solver="objective", delta=1e-5, classes=[0, 1]).fit(X, y)
-
-
 @pytest.mark.parametrize("width", [0.0, -0.5])
 def test_bad_huber_width(width):
     X, y = _blobs(2, n=100)
