@@ -213,3 +213,45 @@ def test_predictions_run_in_the_workers_of_a_local_cluster(data):
     np.testing.assert_allclose(vector_proba, vector.predict_proba(X_new))
     np.testing.assert_allclose(values, reg.predict(X_new))
     np.testing.assert_allclose(linear_values, least_squares.predict(X_new))
+
+
+def _seeded_alibi(data):
+    X, y, _ = data
+    return ALIBIClassifier(epsilon=2.0, classes=range(K), random_state=0,
+                           accountant=BudgetAccountant()).fit(X, y)
+
+
+def test_a_seeded_models_dask_predict_warns_nothing_but_its_pickle_still_does(data):
+    # Dask pickles the model to tokenize the graph and to ship it; only the user's
+    # own pickle of a seeded model warns (the replay key leaves with it).
+    import pickle
+    import warnings
+
+    from sklearn_labeldp.exceptions import PrivacyLeakWarning
+
+    clf = _seeded_alibi(data)
+    X_dask = da.from_array(data[2], chunks=(50, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        proba = clf.predict_proba(X_dask)
+        np.testing.assert_allclose(proba.compute(scheduler="processes", num_workers=2),
+                                   clf.predict_proba(data[2]))
+        pickle.loads(pickle.dumps(proba.dask))  # the graph itself, as a scheduler sends it
+    with pytest.warns(PrivacyLeakWarning, match="replay key"):
+        pickle.dumps(clf)
+
+
+@pytest.mark.dask_cluster
+def test_a_seeded_models_predict_on_a_local_cluster_warns_nothing(data):
+    import warnings
+
+    distributed = pytest.importorskip("distributed")
+    clf = _seeded_alibi(data)
+    X_dask = da.from_array(data[2], chunks=(50, 2))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, host="127.0.0.1") as cluster, \
+            distributed.Client(cluster), warnings.catch_warnings():
+        warnings.simplefilter("error", category=Warning)
+        warnings.filterwarnings("ignore", message="Port .* is already in use")
+        labels = clf.predict(X_dask).compute()
+    np.testing.assert_array_equal(labels, clf.predict(data[2]))

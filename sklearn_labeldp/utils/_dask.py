@@ -1,12 +1,14 @@
 """Recognising dask collections without importing dask, and dask DataFrames as arrays."""
 
 import functools
+import pickle
 import sys
 import warnings
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ..exceptions import PrivacyLeakWarning
 from ._validation import non_numeric_columns
 
 __all__ = [
@@ -78,6 +80,35 @@ def map_row_blocks(method, X, *, n_columns=None, dtype=None):
     if n_columns is None:
         return X.map_blocks(method, drop_axis=1, chunks=(X.chunks[0],), **kwargs)
     return X.map_blocks(method, chunks=(X.chunks[0], (n_columns,)), **kwargs)
+
+
+class _RowBlockMethod:
+    """A fitted model's prediction method, as dask ships it to its workers.
+
+    Calling it calls the model's method by name (through any
+    ``available_if``). Dask pickles it to tokenize the graph and to send it to
+    the workers; that pickle stays inside the user's computation, so the
+    model's replay-key :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`
+    (meant for a user who pickles a seeded model to release it) is not raised
+    for it, on every ``predict``.
+    """
+
+    def __init__(self, model, name):
+        self.model = model
+        self.name = name
+
+    def __call__(self, block):
+        return getattr(self.model, self.name)(block)
+
+    def __reduce__(self):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyLeakWarning)
+            blob = pickle.dumps(self.model, protocol=pickle.HIGHEST_PROTOCOL)
+        return _unpickled_method, (blob, self.name)
+
+
+def _unpickled_method(blob, name):
+    return _RowBlockMethod(pickle.loads(blob), name)
 
 
 def class_labels(estimator):
@@ -165,10 +196,10 @@ def row_blocks_on_dask(output=None):
                 n_columns, dtype = (None if probe.ndim == 1 else probe.shape[1]), probe.dtype
             else:
                 n_columns, dtype = output(self)
-            # The bound method, not ``method``: it pickles by name, so a worker
-            # calls the estimator's own method (through any ``available_if``).
-            return map_row_blocks(getattr(self, method.__name__), X, n_columns=n_columns,
-                                  dtype=dtype)
+            # The method by name, not ``method``: a worker calls the estimator's
+            # own method (through any ``available_if``).
+            return map_row_blocks(_RowBlockMethod(self, method.__name__), X,
+                                  n_columns=n_columns, dtype=dtype)
 
         return on_rows
 
