@@ -13,6 +13,9 @@ from ._zcdp import zcdp_to_approx_dp
 
 __all__ = ["BudgetAccountant"]
 
+# The ceiling of an accountant that limits nothing.
+_UNLIMITED = PrivacyBudget(math.inf, 1.0)
+
 
 class BudgetAccountant:
     """Track privacy spends against a ceiling, composing them sequentially.
@@ -39,18 +42,22 @@ class BudgetAccountant:
 
     Parameters
     ----------
-    epsilon : float, default=inf
+    epsilon : float, default=None
         Ceiling on the total epsilon; ``inf`` records without limiting epsilon.
-    delta : float, default=0.0
-        Ceiling on the total delta, in ``[0, 1]``: the default admits pure-DP
-        spends only; ``BudgetAccountant(math.inf, 1.0)`` limits nothing.
+    delta : float, default=None
+        Ceiling on the total delta, in ``[0, 1]``. With neither given (a plain
+        ``BudgetAccountant()``) there is no ceiling: every spend is recorded
+        (``epsilon=inf, delta=1.0``), or an existing ledger file's stored
+        ceiling is adopted. With ``epsilon`` alone, ``delta`` is 0: pure-DP
+        spends only.
     path : str or path-like, default=None
         ``None`` keeps the ledger in this process's memory. Otherwise the
         ledger is the SQLite file at ``path`` (created if missing, in WAL
         mode), shared by every accountant and every process that opens it: a
         pickled accountant carries the path, and a worker process reopens the
         file. An existing ledger file keeps the ceiling (and ``slack``) it was
-        created with; opening it with a different ``epsilon``, ``delta`` or
+        created with: opening it without ``epsilon`` and ``delta`` adopts that
+        ceiling, and opening it with a different ``epsilon``, ``delta`` or
         ``slack`` raises ``ValueError``.
     client : distributed.Client, default=None
         Keep the ledger in this Dask client's scheduler instead (the ``dask``
@@ -139,27 +146,35 @@ class BudgetAccountant:
     True
     """
 
-    def __init__(self, epsilon=math.inf, delta=0.0, *, path=None, client=None, timeout=30.0,
+    def __init__(self, epsilon=None, delta=None, *, path=None, client=None, timeout=30.0,
                  slack=None):
-        self._ceiling = PrivacyBudget(epsilon, delta)
+        # None: no ceiling stated (a ledger file's stored one is adopted).
+        stated = None if epsilon is None and delta is None else PrivacyBudget(
+            math.inf if epsilon is None else epsilon, 0.0 if delta is None else delta)
         timeout = check_positive(timeout, "timeout")
         if slack is not None:
             slack = check_unit_interval(slack, "slack")
-            if slack > self._ceiling.delta:
-                # The tight composition is stated at delta >= slack: it could never fit.
-                raise ValueError(
-                    f"slack={slack} exceeds the ceiling's delta={self._ceiling.delta}: the "
-                    "tight composition it buys could never fit; raise delta or drop slack."
-                )
-        self._slack = slack
         if path is not None and client is not None:
             raise ValueError("give path (an SQLite ledger) or client (a Dask one), not both.")
+        self._ceiling = _UNLIMITED if stated is None else stated
+        self._check_slack(slack)
+        self._slack = slack
         if client is not None:
             self._ledger = _DaskLedger.create(client, timeout)
         elif path is None:
             self._ledger = _MemoryLedger()
         else:
-            self._ledger = _SQLiteLedger.open_or_create(path, self._ceiling, timeout, slack)
+            self._ledger = _SQLiteLedger.open_or_create(path, stated, timeout, slack)
+            self._ceiling = self._ledger.ceiling
+            self._check_slack(slack)
+
+    def _check_slack(self, slack):
+        if slack is not None and slack > self._ceiling.delta:
+            # The tight composition is stated at delta >= slack: it could never fit.
+            raise ValueError(
+                f"slack={slack} exceeds the ceiling's delta={self._ceiling.delta}: the "
+                "tight composition it buys could never fit; raise delta or drop slack."
+            )
 
     @property
     def epsilon(self):
@@ -412,10 +427,16 @@ class BudgetAccountant:
                 f", and their tight composition at slack={self._slack} would be "
                 f"(epsilon={tight.epsilon}, delta={tight.delta})"
             )
+            total = spent + budget
+            over = [f"{name}={value}" for name, value, limit in (
+                ("epsilon", total.epsilon, self.epsilon), ("delta", total.delta, self.delta))
+                if value > limit * (1 + 1e-12)]
             raise BudgetError(
                 f"spending (epsilon={budget.epsilon}, delta={budget.delta}) would exceed "
                 f"the accountant's budget (epsilon={self.epsilon}, delta={self.delta}); "
-                f"already spent (epsilon={spent.epsilon}, delta={spent.delta}){composed}."
+                f"already spent (epsilon={spent.epsilon}, delta={spent.delta}){composed}. "
+                f"An accountant created with {' and '.join(over)} (or with no ceiling, "
+                "BudgetAccountant()) admits it."
             )
 
         return check

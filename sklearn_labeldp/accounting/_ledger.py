@@ -6,6 +6,7 @@ composition needs each spend's description, not only its budget), atomically.
 The accountant is a handle on a ledger; copies of the handle share it.
 """
 
+import math
 import os
 import pickle
 import sqlite3
@@ -143,10 +144,11 @@ class _SQLiteLedger:
     rows it checks against: committed exactly once or not at all.
     """
 
-    def __init__(self, path, timeout, ledger_id):
+    def __init__(self, path, timeout, ledger_id, ceiling):
         self.path = path
         self.timeout = timeout
         self.ledger_id = ledger_id
+        self.ceiling = ceiling
 
     @classmethod
     def open_or_create(cls, path, ceiling, timeout, slack=None):
@@ -164,7 +166,7 @@ class _SQLiteLedger:
                 )
             conn.execute("BEGIN IMMEDIATE")
             try:
-                ledger_id = cls._initialise(conn, path, ceiling, slack)
+                ledger_id, ceiling = cls._initialise(conn, path, ceiling, slack)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -180,7 +182,7 @@ class _SQLiteLedger:
             raise ValueError(f"{path!r} is not a usable budget ledger: {exc}") from exc
         finally:
             conn.close()
-        return cls(path, timeout, ledger_id)
+        return cls(path, timeout, ledger_id, ceiling)
 
     @staticmethod
     def _initialise(conn, path, ceiling, slack):
@@ -199,6 +201,8 @@ class _SQLiteLedger:
         )
         meta = dict(conn.execute(f"SELECT key, value FROM {_META}"))
         if not meta:
+            # A new ledger without a stated ceiling limits nothing.
+            ceiling = PrivacyBudget(math.inf, 1.0) if ceiling is None else ceiling
             meta = {
                 "format": _FORMAT,
                 "version": _VERSION,
@@ -208,13 +212,13 @@ class _SQLiteLedger:
                 "slack": slack,
             }
             conn.executemany(f"INSERT INTO {_META} VALUES (?, ?)", meta.items())
-            return meta["ledger_id"]
+            return meta["ledger_id"], ceiling
         if meta.get("format") != _FORMAT or meta.get("version") != _VERSION:
             raise ValueError(
                 f"{path!r} is not a budget ledger of version {_VERSION}: {meta!r}."
             )
         stored = PrivacyBudget(meta["epsilon"], meta["delta"])
-        if stored != ceiling:
+        if ceiling is not None and stored != ceiling:
             raise ValueError(
                 f"the ledger {path!r} has the ceiling (epsilon={stored.epsilon}, "
                 f"delta={stored.delta}); an accountant opening it must state the same "
@@ -228,7 +232,7 @@ class _SQLiteLedger:
                 "ceiling check may spend on the tight composition); an accountant opening "
                 f"it must state the same slack, got slack={slack}."
             )
-        return meta["ledger_id"]
+        return meta["ledger_id"], stored
 
     def _connect(self):
         # mode=rw: a missing file is an error, never a fresh (empty) ledger.

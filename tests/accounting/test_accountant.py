@@ -28,7 +28,9 @@ def test_ceiling_and_repr():
     acc = BudgetAccountant(epsilon=2.5, delta=1e-5)
     assert (acc.epsilon, acc.delta) == (2.5, 1e-5)
     assert repr(acc) == "BudgetAccountant(epsilon=2.5, delta=1e-05)"
-    assert repr(BudgetAccountant()) == "BudgetAccountant(epsilon=inf, delta=0.0)"
+    assert repr(BudgetAccountant()) == "BudgetAccountant(epsilon=inf, delta=1.0)"
+    assert repr(BudgetAccountant(epsilon=3.0)) == "BudgetAccountant(epsilon=3.0, delta=0.0)"
+    assert repr(BudgetAccountant(delta=1e-5)) == "BudgetAccountant(epsilon=inf, delta=1e-05)"
 
 
 @pytest.mark.parametrize(
@@ -64,10 +66,14 @@ def test_unlimited_accountant_records_everything_epsilon():
     for _ in range(5):
         acc.spend(1e6)
     assert acc.total() == PrivacyBudget(5e6)
-    assert acc.remaining() == PrivacyBudget(math.inf)
-    # Its delta ceiling is 0, so an approximate-DP spend is refused.
-    with pytest.raises(BudgetError):
-        acc.spend(1.0, 1e-9)
+    assert acc.remaining() == PrivacyBudget(math.inf, 1.0)
+    acc.spend(1.0, 1e-5)  # no ceiling: approximate-DP spends are recorded too
+    # An epsilon ceiling alone keeps delta at 0, and the error names what admits it.
+    pure = BudgetAccountant(epsilon=10.0)
+    with pytest.raises(BudgetError, match=r"created with delta=1e-09 \(or with no ceiling"):
+        pure.spend(1.0, 1e-9)
+    with pytest.raises(BudgetError, match=r"created with epsilon=11.0 \(or"):
+        pure.spend(11.0)
     unlimited = BudgetAccountant(math.inf, 1.0)
     unlimited.spend(10.0, 0.5)
     unlimited.spend(10.0, 0.7)
@@ -339,3 +345,18 @@ def test_delta_beside_a_record_is_refused():
     with pytest.raises(ValueError, match="inside the PrivacySpend"):
         acc.spend(PrivacySpend.leaf("x", 1.0), 1e-5)
     assert acc.spends == []
+
+
+def test_a_plain_accountant_records_approximate_dp_estimators():
+    # The README's BudgetAccountant() records PATE's and DP least squares' (eps, delta).
+    from sklearn.datasets import make_classification
+
+    from sklearn_labeldp import DPLeastSquaresClassifier, PATEClassifier
+
+    X, y = make_classification(300, 5, random_state=0)
+    acc = BudgetAccountant()
+    acc.spend(1.0, 1e-5)
+    PATEClassifier(epsilon=1.0, delta=1e-5, classes=[0, 1], accountant=acc).fit(X, y)
+    DPLeastSquaresClassifier(epsilon=1.0, delta=1e-5, classes=[0, 1], accountant=acc).fit(X, y)
+    assert len(acc.spends) == 3
+    assert acc.total().delta == pytest.approx(3e-5)

@@ -2,6 +2,7 @@
 
 import base64
 import copy
+import math
 import multiprocessing
 import os
 import pickle
@@ -448,3 +449,22 @@ def test_process_killed_mid_fit_after_its_spend(tmp_path, data):
         clone(model).fit(X, y)
     assert len(acc.spends) == 2 and acc.total() == PrivacyBudget(2.0)
     assert np.isin(model.predict(X), [0, 1]).all()
+
+
+def test_a_ledger_file_keeps_its_ceiling_and_an_accountant_without_one_adopts_it(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    written = BudgetAccountant(epsilon=2.0, delta=1e-5, path=path)
+    written.spend(1.5, 1e-6)
+    reopened = BudgetAccountant(path=path)  # no ceiling stated: the stored one
+    assert (reopened.epsilon, reopened.delta) == (2.0, 1e-5)
+    assert reopened.total() == written.total()
+    with pytest.raises(BudgetError, match="created with epsilon=2.5"):
+        reopened.spend(1.0)
+    same = BudgetAccountant(epsilon=2.0, delta=1e-5, path=path)  # the same ceiling: fine
+    assert same.total().epsilon == 1.5
+    with pytest.raises(ValueError, match="must state the same ceiling"):
+        BudgetAccountant(epsilon=3.0, delta=1e-5, path=path)
+    fresh = BudgetAccountant(path=tmp_path / "new.sqlite")  # a new file without a ceiling
+    fresh.spend(1.0, 1e-5)
+    assert (fresh.epsilon, fresh.delta) == (math.inf, 1.0)
+    assert BudgetAccountant(path=tmp_path / "new.sqlite").delta == 1.0
