@@ -1,0 +1,196 @@
+"""Small-data tables behind three default and reduction choices, medians over 9 splits.
+
+Each table is a median over ``--seeds`` (default 9) splits of 70/30
+(stratified for the classifiers), features standardised on the training part:
+
+- ``perturbation``: :class:`~sklearn_labeldp.linear_model.DPLogisticRegression`
+  with only ``epsilon``, ``delta`` and ``solver`` set, objective and output
+  perturbation, pure DP (``delta=0``) against Gaussian noise (``delta=1e-5``),
+  on the digits, wine, breast cancer and iris data at eps 1, 4, 8 (test
+  accuracy; the linear models guide's table);
+- ``prior-share``: :class:`~sklearn_labeldp.NoisyLabelRegressor` with its
+  defaults (``prior_epsilon="auto"``) against the former 10% share, as test
+  MSE over the MSE of the (non-private) training mean, on the diabetes data,
+  Friedman #1/#2/#3 (430 rows) and two sets the rule was not set on: a linear
+  ``make_regression`` and a sine, 200 and 450 rows (the regression guide's
+  table);
+- ``alibi-reduction``: :class:`~sklearn_labeldp.ALIBIClassifier` with its
+  default base against a ``KNeighborsClassifier`` of the same ``n_neighbors``
+  and ``LinearDiscriminantAnalysis`` (neither takes ``sample_weight``), the
+  latter also with argmax labels, on the digits, wine, breast cancer and 400
+  rows of four circles at eps 1 and 4 (test accuracy; the ALIBI guide's table).
+
+Usage::
+
+    python benchmarks/defaults_small.py perturbation
+    python benchmarks/defaults_small.py prior-share --seeds 9
+    python benchmarks/defaults_small.py alibi-reduction
+
+Each prints one Markdown table (a few minutes on 2 cores each).
+"""
+
+import argparse
+import math
+import warnings
+
+import numpy as np
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_diabetes,
+    load_digits,
+    load_iris,
+    load_wine,
+    make_friedman1,
+    make_friedman2,
+    make_friedman3,
+    make_regression,
+)
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.metrics import mean_squared_error
+from sklearn.model_selection import train_test_split
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_labeldp import ALIBIClassifier, NoisyLabelRegressor
+from sklearn_labeldp.accounting import BudgetAccountant
+from sklearn_labeldp.datasets import make_circle_gaussians
+from sklearn_labeldp.linear_model import DPLogisticRegression
+
+CLASSIFICATION = {
+    "digits": lambda seed: load_digits(return_X_y=True),
+    "wine": lambda seed: load_wine(return_X_y=True),
+    "breast cancer": lambda seed: load_breast_cancer(return_X_y=True),
+    "iris": lambda seed: load_iris(return_X_y=True),
+    "circles": lambda seed: make_circle_gaussians(400, 4, sigma=0.4, random_state=0),
+}
+
+
+def _sine(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 3))
+    return X, np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=n), (-2.0, 4.0)
+
+
+# Name -> seed -> (X, y, public label range).
+REGRESSION = {
+    "diabetes": lambda seed: (*load_diabetes(return_X_y=True), (25.0, 346.0)),
+    "friedman1": lambda seed: (*make_friedman1(430, noise=1.0, random_state=seed), (0.0, 30.0)),
+    "friedman2": lambda seed: (*make_friedman2(430, random_state=seed), (0.0, 1700.0)),
+    "friedman3": lambda seed: (*make_friedman3(430, random_state=seed), (0.0, 1.6)),
+    "linear (200)": lambda seed: (*make_regression(200, 6, n_informative=4, noise=20.0,
+                                                   random_state=seed), (-300.0, 300.0)),
+    "sine (200)": lambda seed: _sine(200, seed),
+    "sine (450)": lambda seed: _sine(450, seed),
+}
+
+
+def _split(X, y, seed, stratify):
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=0.3, random_state=seed, stratify=y if stratify else None)
+    scaler = StandardScaler().fit(X_train)
+    return scaler.transform(X_train), scaler.transform(X_test), y_train, y_test
+
+
+def _unlimited():
+    return BudgetAccountant(math.inf, 1.0)
+
+
+def _table(title, header, rows):
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+def perturbation(seeds):
+    variants = {"objective, pure": ("objective", 0.0), "objective, Gaussian": ("objective", 1e-5),
+                "output, pure": ("output", 0.0), "output, Gaussian": ("output", 1e-5)}
+    rows = []
+    for name in ("digits", "wine", "breast cancer", "iris"):
+        X, y = CLASSIFICATION[name](0)
+        classes = list(np.unique(y))
+        for eps in (1.0, 4.0, 8.0):
+            cells = []
+            for solver, delta in variants.values():
+                scores = []
+                for seed in range(seeds):
+                    X_train, X_test, y_train, y_test = _split(X, y, seed, True)
+                    clf = DPLogisticRegression(epsilon=eps, delta=delta, solver=solver,
+                                               classes=classes, random_state=seed,
+                                               accountant=_unlimited()).fit(X_train, y_train)
+                    scores.append(clf.score(X_test, y_test))
+                cells.append(f"{np.median(scores):.3f}")
+            rows.append([name, f"{eps:g}", *cells])
+    _table("DPLogisticRegression, pure against Gaussian perturbation (test accuracy)",
+           ["data", "eps", *variants], rows)
+
+
+def prior_share(seeds):
+    rows = []
+    for name, make in REGRESSION.items():
+        for eps in (0.25, 0.5, 1.0, 2.0):
+            cells = []
+            for share in ("auto", 0.1):
+                ratios = []
+                for seed in range(seeds):
+                    X, y, label_range = make(seed)
+                    X_train, X_test, y_train, y_test = _split(X, y, seed, False)
+                    reg = NoisyLabelRegressor(
+                        epsilon=eps, label_range=label_range, random_state=seed,
+                        prior_epsilon="auto" if share == "auto" else share * eps,
+                        accountant=_unlimited()).fit(X_train, y_train)
+                    mean = np.full(len(y_test), y_train.mean())
+                    ratios.append(mean_squared_error(y_test, reg.predict(X_test))
+                                  / mean_squared_error(y_test, mean))
+                cells.append(f"{np.median(ratios):.3f}")
+            rows.append([name, f"{eps:g}", *cells])
+    _table("NoisyLabelRegressor: test MSE over the training mean's",
+           ["data", "eps", "prior_epsilon='auto'", "10% (before)"], rows)
+
+
+def alibi_reduction(seeds):
+    rows = []
+    for name in ("digits", "wine", "breast cancer", "circles"):
+        X, y = CLASSIFICATION[name](0)
+        classes = list(np.unique(y))
+        for eps in (1.0, 4.0):
+            scores = {key: [] for key in ("default", "knn", "lda", "lda argmax")}
+            for seed in range(seeds):
+                X_train, X_test, y_train, y_test = _split(X, y, seed, True)
+                kw = dict(epsilon=eps, classes=classes, random_state=seed,
+                          accountant=_unlimited())
+                default = ALIBIClassifier(**kw).fit(X_train, y_train)
+                k = default.mechanism_params_["n_neighbors"]
+                fits = {
+                    "default": default,
+                    "knn": ALIBIClassifier(KNeighborsClassifier(n_neighbors=k), **kw),
+                    "lda": ALIBIClassifier(LinearDiscriminantAnalysis(), **kw),
+                    "lda argmax": ALIBIClassifier(LinearDiscriminantAnalysis(),
+                                                  post_processing="argmax", n_rounds=1, **kw),
+                }
+                for key, model in fits.items():
+                    if model is not default:
+                        model.fit(X_train, y_train)
+                    scores[key].append(model.score(X_test, y_test))
+            rows.append([name, f"{eps:g}", *(f"{np.median(v):.3f}" for v in scores.values())])
+    _table("ALIBIClassifier around classifiers without sample_weight (test accuracy)",
+           ["data", "eps", "default", "KNeighborsClassifier", "LDA, Bayes", "LDA, argmax"], rows)
+
+
+TABLES = {"perturbation": perturbation, "prior-share": prior_share,
+          "alibi-reduction": alibi_reduction}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("table", choices=list(TABLES))
+    parser.add_argument("--seeds", type=int, default=9)
+    args = parser.parse_args(argv)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        TABLES[args.table](args.seeds)
+
+
+if __name__ == "__main__":
+    main()
