@@ -56,6 +56,7 @@ from .utils import (
     is_dask_frame,
     spawn_generators,
 )
+from .utils._estimator_checks import meta_estimator_failures
 from .utils._logging import logger, user_stacklevel
 from .utils._mechanism_params import MechanismParams
 
@@ -560,6 +561,10 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
 
     def _get_estimator(self):
         return self._default_estimator() if self.estimator is None else self.estimator
+
+    def _expected_failed_checks(self):
+        # See sklearn_labeldp.utils.expected_failed_checks.
+        return meta_estimator_failures(has_fit_parameter(self._get_estimator(), "sample_weight"))
 
     # Whether X reaches the base estimator as given (see _prepare_Xy). A subclass
     # whose own steps compute on X as a numeric array (DP-SGD's sampling reads

@@ -1,7 +1,9 @@
 """scikit-learn's estimator checks for every public estimator.
 
-One list of instances (``INSTANCES``) and one table of expected failures
-(``EXPECTED_FAILURES``, a reason per check). ``all_estimators()`` finds the
+One list of instances (``INSTANCES``); the checks each fails by design, with
+the reasons, are the package's own
+(:func:`sklearn_labeldp.utils.expected_failed_checks`, which users pass to
+``check_estimator`` too). ``all_estimators()`` finds the
 public estimators, and a test fails when one of them has no instance here. The
 estimators of ``sklearn_labeldp.nn`` are listed, and checked, only when the
 torch extra (PyTorch and skorch) is installed.
@@ -16,7 +18,6 @@ from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from sklearn.utils.validation import has_fit_parameter
 
 from sklearn_labeldp import PrivacyLeakWarning
 from sklearn_labeldp.classifiers import (
@@ -35,14 +36,9 @@ from sklearn_labeldp.linear_model import (
 from sklearn_labeldp.model_selection import PrivateGridSearchCV
 from sklearn_labeldp.priors import ClusterPrior
 from sklearn_labeldp.regression import NoisyLabelRegressor
-from sklearn_labeldp.utils import all_estimators
+from sklearn_labeldp.utils import all_estimators, expected_failed_checks
 
 HAS_TORCH = all(importlib.util.find_spec(name) is not None for name in ("torch", "skorch"))
-
-META_ESTIMATORS = (
-    RRWithPriorClassifier, VectorApproxClassifier, ALIBIClassifier, PATEClassifier,
-    NoisyLabelRegressor,
-)
 
 # A large epsilon keeps the noisy labels close to the true ones, so the checks
 # that demand a good training accuracy test the plumbing rather than the
@@ -135,72 +131,6 @@ INSTANCES = [
     ),
 ]
 
-NOISE_PER_EXAMPLE = (
-    "the mechanism draws one noisy label per example: an example repeated twice "
-    "gets two independent noisy labels, one with weight 2 gets a single one"
-)
-NO_WEIGHTS = (
-    "the meta-estimator forwards sample_weight to its base estimator, whose fit accepts none"
-)
-NO_ITERATION_COUNT = (
-    "objective and output perturbation withhold n_iter_: the optimiser's iteration "
-    "count depends on the labels and is not covered by the privacy guarantee"
-)
-
-
-def base_takes_no_weights(estimator):
-    return isinstance(estimator, META_ESTIMATORS) and not has_fit_parameter(
-        estimator.estimator, "sample_weight"
-    )
-
-
-def perturbs_objective_or_output(estimator):
-    erm = isinstance(estimator, (DPLogisticRegression, DPLinearSVC))
-    return erm and estimator.solver in ("objective", "output")
-
-
-# Keys: an estimator class (or tuple of classes), or a predicate on the instance.
-# An instance expects every failure of every key it matches; later keys win.
-EXPECTED_FAILURES = {
-    META_ESTIMATORS: {
-        "check_sample_weight_equivalence_on_dense_data": NOISE_PER_EXAMPLE,
-        "check_sample_weight_equivalence_on_sparse_data": NOISE_PER_EXAMPLE,
-    },
-    PATEClassifier: {
-        check: (
-            "rows are drawn one by one into the teachers' parts and the queries: an "
-            "example repeated twice can land in two parts, one with weight 2 in one"
-        )
-        for check in (
-            "check_sample_weight_equivalence_on_dense_data",
-            "check_sample_weight_equivalence_on_sparse_data",
-        )
-    },
-    base_takes_no_weights: {
-        check: NO_WEIGHTS
-        for check in (
-            "check_sample_weight_equivalence_on_dense_data",
-            "check_sample_weight_equivalence_on_sparse_data",
-            "check_sample_weights_list",
-            "check_sample_weights_not_an_array",
-            "check_sample_weights_pandas_series",
-            "check_sample_weights_shape",
-            "check_sample_weights_not_overwritten",
-            "check_all_zero_sample_weights_error",
-            "check_classifiers_one_label_sample_weights",
-        )
-    },
-    perturbs_objective_or_output: {
-        "check_non_transformer_estimators_n_iter": NO_ITERATION_COUNT,
-    },
-    PrivateGridSearchCV: {
-        "check_fit2d_1feature": (
-            "holdout trains each candidate on its own third of the check's 10 rows: a part "
-            "holds a single label, and a candidate without `classes` refuses one class"
-        ),
-    },
-}
-
 if HAS_TORCH:
     import torch
 
@@ -230,16 +160,6 @@ if HAS_TORCH:
         # demand a good training accuracy test the plumbing.
         DPSGDClassifier(tiny_net(), epsilon=100.0, max_grad_norm=10.0, random_state=0),
     ]
-    EXPECTED_FAILURES[LabelDPNetClassifier] = {
-        "check_no_attributes_set_in_init": (
-            "skorch's NeuralNet.__init__ sets history_, initialized_ and virtual_params_"
-        ),
-        "check_set_params": (
-            "skorch's get_params lists its bookkeeping set _params_to_validate; the check "
-            "sets it to a float, on which skorch's own set_params then calls .add"
-        ),
-    }
-
     @pytest.fixture(autouse=True, scope="module")
     def one_thread():
         # Tiny networks gain nothing from intra-op threads, and with pytest-xdist
@@ -248,14 +168,6 @@ if HAS_TORCH:
         torch.set_num_threads(1)
         yield
         torch.set_num_threads(threads)
-
-
-def expected_failed_checks(estimator):
-    failures = {}
-    for key, checks in EXPECTED_FAILURES.items():
-        if isinstance(estimator, key) if isinstance(key, (type, tuple)) else key(estimator):
-            failures.update(checks)
-    return failures
 
 
 def test_every_public_estimator_has_an_instance():
@@ -270,3 +182,19 @@ def test_sklearn_compatible(estimator, check):
         # The checks fit without `classes`; the leak warning is tested elsewhere.
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         check(estimator)
+
+
+def test_check_estimator_passes_with_the_published_expected_failures():
+    # What a user runs: scikit-learn's check_estimator on a default estimator, with
+    # the library's own list of the checks it fails by design (and why).
+    from sklearn.utils.estimator_checks import check_estimator
+
+    estimator = RRWithPriorClassifier(random_state=0)
+    expected = expected_failed_checks(estimator)
+    assert all(isinstance(reason, str) and reason for reason in expected.values())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        results = check_estimator(estimator, expected_failed_checks=expected, on_fail=None)
+    failed = [r["check_name"] for r in results if r["status"] == "failed"]
+    assert not failed
+    assert {r["check_name"] for r in results if r["status"] == "xfail"} <= set(expected)

@@ -157,6 +157,14 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
             return super()._prepare_Xy(X, y)
         return prepare_dask_Xy(self, X, y)
 
+    def _expected_failed_checks(self):
+        # See sklearn_labeldp.utils.expected_failed_checks.
+        if SOLVERS[self.solver].reports_n_iter:
+            return {}
+        return {"check_non_transformer_estimators_n_iter": (
+            "objective and output perturbation withhold n_iter_: the optimiser's iteration "
+            "count depends on the labels and is not covered by the privacy guarantee")}
+
     def _regularization(self, C, n_samples):
         # Lambda on z = [x / R, 1] / sqrt(2) such that the penalty on the coefficients of
         # [x / R, 1] is scikit-learn's ||w||^2 / (2 C n) (module docstring).

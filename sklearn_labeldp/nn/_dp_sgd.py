@@ -427,6 +427,11 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         # The settings at epsilon <= 1; the fit resolves them (_training_network).
         return LabelDPNetClassifier(MLP, max_epochs=20, batch_size=64, lr=0.1)
 
+    def _expected_failed_checks(self):
+        # None: DP-SGD noises the gradients, not each example's label, and its fit
+        # passes every check (see sklearn_labeldp.utils.expected_failed_checks).
+        return {}
+
     def _training_network(self, n_samples):
         """The network to train: the default one with settings from ``n`` and ``epsilon``.
 

@@ -40,6 +40,7 @@ from .._target_adapters import (
 from ..accounting import PrivacyBudget, PrivacySpend
 from ..utils import check_value_prior
 from ..utils._dask import real_values, row_blocks_on_dask
+from ..utils._estimator_checks import meta_estimator_failures
 from ._base import BaseLabelDPRegressor
 from ._priors import auto_prior_size, label_grid, value_histogram
 from ._randomizers import (
@@ -273,6 +274,10 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
 
     def _get_estimator(self):
         return KNeighborsRegressor(n_neighbors=10) if self.estimator is None else self.estimator
+
+    def _expected_failed_checks(self):
+        # See sklearn_labeldp.utils.expected_failed_checks.
+        return meta_estimator_failures(has_fit_parameter(self._get_estimator(), "sample_weight"))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -8,6 +8,7 @@ from ._dask import (
     row_blocks_on_dask,
 )
 from ._discovery import all_estimators
+from ._estimator_checks import expected_failed_checks
 from ._progress import progress
 from ._random import (
     SECURE,
@@ -31,6 +32,7 @@ from ._validation import (
 )
 
 __all__ = [
+    "expected_failed_checks",
     "SECURE",
     "DerivedRandomState",
     "SealedCall",
