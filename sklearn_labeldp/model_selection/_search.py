@@ -498,14 +498,14 @@ class PrivateGridSearchCV(
         model.set_params(**self._user_settings())
         return forget_derived_seeds(model)
 
-    # ------------------------------------------------------------------ fit
-    @_fit_context(prefer_skip_nested_validation=False)
     def _expected_failed_checks(self):
         # See sklearn_labeldp.utils.expected_failed_checks.
         return {"check_fit2d_1feature": (
             "holdout trains each candidate on its own third of the check's 10 rows: a part "
             "holds a single label, and a candidate without `classes` refuses one class")}
 
+    # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Run the private search.
 
