@@ -188,7 +188,7 @@ def fit_soft_targets(estimator, X, targets, fit_params, *, refresh=None):
         if isinstance(estimator, KNeighborsClassifier):
             neighbours = KNeighborsRegressor(**{
                 name: value for name, value in estimator.get_params().items()
-                if name in KNeighborsRegressor().get_params()})
+                if name in KNeighborsRegressor._get_param_names()})
             return neighbours.fit(X, targets, **fit_params)
         rows, labels = _replicated(targets, SOFT_REPLICAS)
         return estimator.fit(_safe_indexing(X, rows), labels,

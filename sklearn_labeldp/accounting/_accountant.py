@@ -157,24 +157,22 @@ class BudgetAccountant:
         if path is not None and client is not None:
             raise ValueError("give path (an SQLite ledger) or client (a Dask one), not both.")
         self._ceiling = _UNLIMITED if stated is None else stated
-        self._check_slack(slack)
-        self._slack = slack
-        if client is not None:
-            self._ledger = _DaskLedger.create(client, timeout)
-        elif path is None:
-            self._ledger = _MemoryLedger()
-        else:
-            self._ledger = _SQLiteLedger.open_or_create(path, stated, timeout, slack)
-            self._ceiling = self._ledger.ceiling
-            self._check_slack(slack)
-
-    def _check_slack(self, slack):
         if slack is not None and slack > self._ceiling.delta:
             # The tight composition is stated at delta >= slack: it could never fit.
             raise ValueError(
                 f"slack={slack} exceeds the ceiling's delta={self._ceiling.delta}: the "
                 "tight composition it buys could never fit; raise delta or drop slack."
             )
+        self._slack = slack
+        if client is not None:
+            self._ledger = _DaskLedger.create(client, timeout)
+        elif path is None:
+            self._ledger = _MemoryLedger()
+        else:
+            # An adopted ceiling was checked against the same slack when its file was
+            # created (the ledger refuses another slack).
+            self._ledger = _SQLiteLedger.open_or_create(path, stated, timeout, slack)
+            self._ceiling = self._ledger.ceiling
 
     @property
     def epsilon(self):

@@ -215,14 +215,6 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
                 f"solver={self.solver!r} adds Gaussian noise and is (epsilon, delta)-DP: "
                 f"delta must lie in (0, 1); got {self._delta!r}."
             )
-        if solver.deltas == "zero" and self._delta != 0:
-            gaussian = [name for name, other in SOLVERS.items() if other.deltas != "zero"]
-            raise ValueError(
-                f"solver={self.solver!r} is pure epsilon-DP: delta must be 0.0; got "
-                f"{self._delta!r}. delta applies to the Gaussian solvers {gaussian}."
-            )
-        if not 0 <= self._delta < 1:
-            raise ValueError(f"delta must lie in [0, 1); got {self._delta!r}.")
         n_features = X.shape[1] + (1 if self.fit_intercept else 0)
         resolved = {**resolved_steps(self, X.shape[0], n_features, classes.size),
                     **self._resolve(X.shape[0], n_features, classes.size)}

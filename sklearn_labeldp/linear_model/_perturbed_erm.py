@@ -96,21 +96,22 @@ def perturbed_erm(codes, *, Z, n_classes, loss, solver, params, tol, max_iter, r
     """
     n, d = Z.shape
     reg, scale = params["regularization"], params["noise_scale"]
-    gaussian = params.get("noise") == "gaussian"
+    if params.get("noise") == "gaussian":
+        def draw():
+            return random_state.normal(0.0, scale, d)
+    else:
+        def draw():
+            return sample_l2_gamma_noise(d, scale, random_state)
     # Each problem's binary labels in {-1, +1}, from the one-vs-rest targets in {0, 1}.
     all_signs = np.ascontiguousarray(2.0 * one_vs_rest_targets(codes, n_classes).T - 1.0)
     coef = np.zeros((all_signs.shape[0], d))
     for row, signs in enumerate(all_signs):
         if solver == "objective":
-            b = (random_state.normal(0.0, scale, d) if gaussian
-                 else sample_l2_gamma_noise(d, scale, random_state))
             extra = params["extra_regularization"]
-            coef[row], _ = minimise(loss, Z, signs, reg + extra, b / n, tol, max_iter)
+            coef[row], _ = minimise(loss, Z, signs, reg + extra, draw() / n, tol, max_iter)
         else:
             f, _ = minimise(loss, Z, signs, reg, np.zeros(d), tol, max_iter)
-            noise = (random_state.normal(0.0, scale, d) if gaussian
-                     else sample_l2_gamma_noise(d, scale, random_state))
-            coef[row] = f + noise
+            coef[row] = f + draw()
     return coef
 
 
@@ -289,6 +290,19 @@ def perturbation_params(solver, *, epsilon, n_samples, n_classes, reg, loss, pri
             "extra_regularization": extra, "noise_scale": g / eps_prime}
 
 
+def _gaussian_label_change(epsilon, delta, n_classes, loss):
+    """``(t, g, s)``: what a label change moves and the Gaussian noise multiplier for it.
+
+    ``t`` one-vs-rest problems touched (1 for two classes, 2 otherwise), ``g``
+    the label change's gradient sensitivity per problem; ``s`` is the multiplier of one
+    release of sensitivity 1, widened until the exact epsilon of ``mu = 1 /
+    s``, the value recorded, is within ``(epsilon, delta)``.
+    """
+    touched = 1 if n_classes == 2 else 2
+    g, _ = neighbour_bounds(loss, "label")
+    return touched, g, calibrate_gaussian_sigma(epsilon, delta, 1.0)
+
+
 def gaussian_perturbation_params(solver, *, epsilon, delta, n_samples, n_classes, reg, loss,
                                  privacy):
     """Objective or output perturbation with Gaussian noise: one joint release, exact profile.
@@ -346,8 +360,8 @@ def gaussian_perturbation_params(solver, *, epsilon, delta, n_samples, n_classes
         ``example_jacobian_epsilon`` for objective perturbation).
     """
     n_problems = 1 if n_classes == 2 else n_classes
-    touched = 1 if n_classes == 2 else 2
-    g, r = neighbour_bounds(loss, "label")
+    touched, g, s = _gaussian_label_change(epsilon, delta, n_classes, loss)
+    _, r = neighbour_bounds(loss, "label")
     # Output: the minimisers' shift; objective: the gradient's, in units of b.
     units = n_samples * reg if solver == "output" else 1.0
     params = dict(n_problems=n_problems, regularization=reg, gradient_sensitivity=g)
@@ -357,9 +371,6 @@ def gaussian_perturbation_params(solver, *, epsilon, delta, n_samples, n_classes
                 "Gaussian objective perturbation is offered for losses whose curvature a "
                 "label change leaves unchanged (the logistic loss); use solver='output'.")
         params.update(hessian_rank=0, extra_regularization=0.0)
-    # The noise multiplier of one release of sensitivity 1, widened until the exact
-    # epsilon of mu = 1 / s, the value recorded, is within budget.
-    s = calibrate_gaussian_sigma(epsilon, delta, 1.0)
     mu, sigma = 1.0 / s, s * math.sqrt(touched) * g / units
     params.update(noise="gaussian", noise_scale=sigma, gaussian_mu=mu, rho=mu**2 / 2.0)
     if privacy == "full":
@@ -427,10 +438,8 @@ def gaussian_noise_share(*, epsilon, delta, n_samples, n_classes, n_features, lo
     -------
     float
     """
-    touched = 1 if n_classes == 2 else 2
-    g, _ = neighbour_bounds(loss, "label")
-    mu = 1.0 / calibrate_gaussian_sigma(epsilon, delta, 1.0)
-    return math.sqrt(touched * n_features) * g / (n_samples * mu)
+    touched, g, s = _gaussian_label_change(epsilon, delta, n_classes, loss)
+    return math.sqrt(touched * n_features) * g / (n_samples * (1.0 / s))
 
 
 def perturbation_noise_share(*, epsilon, n_samples, n_classes, n_features, loss, privacy):

@@ -3,9 +3,9 @@
 Each solver is a small object with
 
 - ``mechanism``: its name in the fitted ``privacy_spend_``;
-- ``deltas``: the ``delta`` it accepts: ``"zero"`` (pure epsilon-DP),
-  ``"positive"`` (Gaussian noise, (epsilon, delta)-DP with ``delta`` in (0,
-  1)) or ``"any"`` (pure at ``delta = 0``, Gaussian above: output
+- ``deltas``: the ``delta`` it accepts: ``"positive"`` (Gaussian noise,
+  (epsilon, delta)-DP with ``delta`` in (0, 1)) or ``"any"`` (pure
+  epsilon-DP at ``delta = 0``, Gaussian noise above: objective and output
   perturbation);
 - ``reports_n_iter``: whether its step count is a public parameter, reported
   as ``n_iter_`` (an optimiser's iteration count depends on the labels and is
