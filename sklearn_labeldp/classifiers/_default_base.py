@@ -66,6 +66,7 @@ from sklearn.base import clone
 from sklearn.neighbors import KNeighborsClassifier
 
 from .._base import seed_estimator
+from ..mechanisms._randomized_response import rr_vote_inflation
 
 __all__ = [
     "CLEAN_NEIGHBORS",
@@ -78,29 +79,6 @@ __all__ = [
 # Neighbours of the vote without label noise (epsilon -> infinity): the
 # library's earlier fixed default, which the rule keeps where the noise vanishes.
 CLEAN_NEIGHBORS = 10
-
-
-def rr_vote_inflation(epsilon, n_classes):
-    """The factor ``rho`` by which K-ary randomized response inflates a k-NN vote.
-
-    ``(p + q) / (p - q)^2`` with ``p`` and ``q`` the keep and flip
-    probabilities, written with ``e^-eps`` so that it never overflows; 1 in
-    the limit of no noise.
-
-    Parameters
-    ----------
-    epsilon : float
-        The mechanism's epsilon, > 0.
-    n_classes : int
-        Number of classes ``K`` >= 2.
-
-    Returns
-    -------
-    float
-    """
-    x, gap2 = math.exp(-epsilon), math.expm1(-epsilon) ** 2
-    # At an epsilon so small that the squared gap underflows, no vote suffices.
-    return math.inf if gap2 == 0.0 else (1.0 + x) * (1.0 + (n_classes - 1) * x) / gap2
 
 
 def rappor_vote_inflation(epsilon):

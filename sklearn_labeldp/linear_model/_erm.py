@@ -21,7 +21,7 @@ __all__ = ["DPLinearSVC", "DPLogisticRegression"]
 
 
 class DPLogisticRegression(_BasePrivateERM):
-    """Logistic regression with label DP (or full DP): private ERM, DP-Newton, DP-FC, DP-SGD.
+    """Logistic regression with label DP (or full DP): randomized labels, private ERM, DP-SGD.
 
     Minimises ``J(f) = (1/n) sum_i log(1 + exp(-y_i f.z_i)) + (Lambda/2)
     ||f||^2`` over the mapped rows ``z``: each row clipped to ``data_norm``,
@@ -55,7 +55,24 @@ class DPLogisticRegression(_BasePrivateERM):
     and Wang 2018) and, for Poisson minibatches, the label change's dominating
     pairs; see each solver below.
 
-    - ``"objective"`` (the default) and ``"output"``: objective and output
+    - ``"auto"`` (the default): resolved from public quantities only and
+      reported as ``solver_``: ``"randomized_response"`` under label DP while
+      randomized response inflates a label's variance by at most 10
+      (``epsilon >= 0.66`` for two classes, ``0.77`` for three, ``1.2`` for
+      ten), else ``"objective"`` (``"newton"`` for a dask ``X`` with ``delta >
+      0``). On 105-1797 rows (9 splits) randomizing the labels was ahead or
+      level wherever it inflates the variance by up to 6 (up to 16 points on
+      105-178 rows at epsilon 2 to 8) and objective perturbation ahead from
+      15 (the digits at epsilon 1, 0.84 against 0.60).
+    - ``"randomized_response"``: label DP only. The labels are randomized
+      once by K-ary randomized response (Warner 1965: kept with probability
+      ``e^eps / (e^eps + K - 1)``, else a uniform other class), pure
+      epsilon-DP whatever ``delta`` (``delta_ = 0``), and each one-vs-rest
+      problem minimises the debiased logistic loss of the randomized labels
+      (Natarajan et al. 2013: the loss plus a linear term, whose expectation
+      is the clean loss) plus the ridge; all of it after the randomization is
+      post-processing.
+    - ``"objective"`` and ``"output"``: objective and output
       perturbation (Chaudhuri et al. 2011), pure epsilon-DP (``delta=0``).
       Under label DP a flip of one binary label moves that example's gradient
       by exactly ``z`` (``g = 1``, where the paper has 2 for whole examples)
@@ -193,12 +210,16 @@ class DPLogisticRegression(_BasePrivateERM):
         Label-DP delta. In (0, 1) for ``"newton"``, ``"fc"``, ``"sgd"`` and
         ``"adam"``; for ``"objective"`` and ``"output"``, 0 (pure DP, noise of
         density proportional to ``exp(-||b|| / scale)``) or in (0, 1)
-        (Gaussian noise, one joint release).
+        (Gaussian noise, one joint release); unused by
+        ``"randomized_response"`` (pure DP).
     C : float or "auto", default="auto"
         Inverse regularisation strength, scikit-learn's: ``Lambda = 1 / (2 C
         n)`` on the mapped rows, ``1 / (C n)`` without intercept. ``"auto"``,
         resolved from public quantities only and reported as ``C_``: for
-        ``"newton"`` and ``"fc"`` the ``Lambda = (1/4) sqrt(d / 2) sigma`` of
+        ``"randomized_response"`` ``Lambda = d (rho - 1) / (27 n) + 1 / (200
+        n)``, with ``rho`` the factor by which randomized response inflates a
+        label's variance (the ridge of noisy labels, plus ``C = 100`` for clean
+        ones); for ``"newton"`` and ``"fc"`` the ``Lambda = (1/4) sqrt(d / 2) sigma`` of
         the noise std ``sigma`` on the released mean gradient and the mapped
         dimension ``d`` (in the spirit of AdaSSP, Wang 2018: as much ridge as
         the noise moves the curvature); for ``"objective"`` and ``"output"``
@@ -210,7 +231,10 @@ class DPLogisticRegression(_BasePrivateERM):
         the median of the row norms of the training ``X``, which clips about
         half of the rows (the largest row norm if that median is 0, 1 if every
         row is zero).
-    solver : {"objective", "output", "newton", "fc", "sgd", "adam"}, default="objective"
+    solver : {"auto", "randomized_response", "objective", "output", "newton", "fc", "sgd", \
+            "adam"}, default="auto"
+        The private training (see above); ``"auto"`` is resolved from
+        public quantities and reported as ``solver_``.
     privacy : {"label", "full"}, default="label"
         ``"label"``: the features are public, only the labels are protected.
         ``"full"``: whole examples are protected too, for the substitution of
@@ -270,6 +294,8 @@ class DPLogisticRegression(_BasePrivateERM):
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (1, n_features) for two classes, else (n_classes, n_features)
     intercept_ : ndarray of shape (1,) or (n_classes,)
+    solver_ : str
+        The solver used: ``solver``, or the one ``"auto"`` resolved to.
     C_ : float
         The ``C`` used: ``C``, or the value ``"auto"`` resolved to (also in
         ``mechanism_params_["C"]``).
@@ -286,6 +312,8 @@ class DPLogisticRegression(_BasePrivateERM):
         The calibrated parameters of the mechanism, all public (functions of
         ``epsilon``, ``delta``, ``n``, ``C`` and the number of classes).
         ``n_problems``, ``regularization`` (``Lambda``) and, for
+        ``"randomized_response"``: ``release_epsilon``, ``keep_probability``
+        and ``flip_probability`` (to each other class); for
         ``"objective"`` and ``"output"``: ``release_epsilon``,
         ``gradient_sensitivity`` (``g``) and ``noise_scale`` (the noise ``b``
         has density proportional to ``exp(-||b|| / noise_scale)``), plus for
@@ -359,6 +387,10 @@ class DPLogisticRegression(_BasePrivateERM):
     .. [5] C. Dwork, A. Roth. The algorithmic foundations of differential
        privacy. Foundations and Trends in Theoretical Computer Science, 2014:
        group privacy.
+    .. [6] S. L. Warner. Randomized response: a survey technique for eliminating
+       evasive answer bias. JASA, 1965.
+    .. [7] N. Natarajan, I. S. Dhillon, P. Ravikumar, A. Tewari. Learning with
+       noisy labels. NeurIPS 2013: the unbiased loss of randomized labels.
 
     Examples
     --------
@@ -381,7 +413,8 @@ class DPLogisticRegression(_BasePrivateERM):
     _parameter_constraints: dict = {
         **_BasePrivateERM._parameter_constraints,
         "delta": [Interval(Real, 0, 1, closed="left")],
-        "solver": [StrOptions({"objective", "output", "newton", "fc", "sgd", "adam"})],
+        "solver": [StrOptions({"auto", "randomized_response", "objective", "output", "newton",
+                               "fc", "sgd", "adam"})],
         "n_noisy_steps": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "batch_size": [Interval(Integral, 1, None, closed="left"), None],
         "learning_rate": [Interval(Real, 0, None, closed="neither"), None],
@@ -395,7 +428,7 @@ class DPLogisticRegression(_BasePrivateERM):
         delta=0.0,
         C="auto",
         data_norm="auto",
-        solver="objective",
+        solver="auto",
         privacy="label",
         fit_intercept=True,
         max_iter=1000,

@@ -52,6 +52,7 @@ from ._calibration import (
 )
 from ._dask import LinearDecisionMixin, map_design, prepare_dask_Xy
 from ._preprocessing import CLASSIFIER_AUTO_QUANTILE, clipped_design, plan_row_bound, row_norms
+from ._randomized_labels import auto_solver, randomized_response_regularization
 from ._solvers import SOLVERS, ERMSetting
 
 __all__ = ["resolved_steps"]
@@ -76,23 +77,25 @@ def _example_attributes(spend):
             "example_delta_": spend.params["example_delta"]}
 
 
-def resolved_steps(estimator, n_samples, n_features, n_classes):
+def resolved_steps(estimator, solver, n_samples, n_features, n_classes):
     """``{"n_noisy_steps": T}`` for a solver with noisy steps (``"auto"`` resolved), else ``{}``.
+
+    ``solver`` is the estimator's solver, ``"auto"`` resolved.
 
     ``"auto"``: :data:`~sklearn_labeldp.linear_model._calibration.SECOND_ORDER_AUTO_STEPS`
     for DP-Newton and DP-FC,
     :func:`~sklearn_labeldp.linear_model._calibration.auto_first_order_steps` for
     DP-SGD and DP-Adam. Public quantities only.
     """
-    if not SOLVERS[estimator.solver].reports_n_iter:
+    if not SOLVERS[solver].reports_n_iter:
         return {}
     steps = estimator.n_noisy_steps
     if steps != "auto":
         return {"n_noisy_steps": steps}
-    if estimator.solver in ("newton", "fc"):
+    if solver in ("newton", "fc"):
         return {"n_noisy_steps": SECOND_ORDER_AUTO_STEPS}
     return {"n_noisy_steps": auto_first_order_steps(
-        estimator.solver, epsilon=estimator.epsilon, delta=estimator.delta,
+        solver, epsilon=estimator.epsilon, delta=estimator.delta,
         n_samples=n_samples, n_classes=n_classes, n_features=n_features,
         privacy=estimator.privacy, max_grad_norm=estimator.max_grad_norm,
         learning_rate=estimator.learning_rate)}
@@ -105,6 +108,7 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
     _derived_attributes = (
         *BaseLabelDPClassifier._derived_attributes,
         "n_iter_",
+        "solver_",
         "C_",
         "n_noisy_steps_",
         "data_norm_",
@@ -153,44 +157,60 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
         computing ``X`` or ``y``, the labels become a dask array of codes, and
         one small reduction checks they are all in ``classes``. Other solvers
         refuse dask input here, before any charge."""
-        if not (is_dask(X, y) and self.solver in self._dask_solvers):
+        if not (is_dask(X, y) and self._solver_for(is_dask(X)) in self._dask_solvers):
             return super()._prepare_Xy(X, y)
         return prepare_dask_Xy(self, X, y)
 
     def _expected_failed_checks(self):
         # See sklearn_labeldp.utils.expected_failed_checks.
-        if SOLVERS[self.solver].reports_n_iter:
+        if self.solver != "auto" and SOLVERS[self.solver].reports_n_iter:
             return {}
         return {"check_non_transformer_estimators_n_iter": (
             "objective and output perturbation withhold n_iter_: the optimiser's iteration "
             "count depends on the labels and is not covered by the privacy guarantee")}
+
+    def _solver_for(self, dask, n_classes=2):
+        """The solver of a fit: ``solver``, or ``"auto"`` resolved by
+        :func:`~sklearn_labeldp.linear_model._randomized_labels.auto_solver`
+        from public quantities (epsilon, delta, K, ``privacy``, dask input)."""
+        if self.solver != "auto":
+            return self.solver
+        return auto_solver(epsilon=self.epsilon, delta=self._delta, n_classes=n_classes,
+                           privacy=self.privacy, dask=dask)
 
     def _regularization(self, C, n_samples):
         # Lambda on z = [x / R, 1] / sqrt(2) such that the penalty on the coefficients of
         # [x / R, 1] is scikit-learn's ||w||^2 / (2 C n) (module docstring).
         return 1.0 / (C * n_samples * (2.0 if self.fit_intercept else 1.0))
 
-    def _resolve(self, n_samples, n_features, n_classes):
+    def _resolve(self, solver, n_samples, n_features, n_classes):
         """The "auto" hyperparameters, from public quantities only (n, d, K, the budget).
 
-        ``n_features`` is ``d``, the mapped features (the intercept's column included).
-        Returns the resolved values by name; ``C`` is always among them:
+        ``solver`` is the fit's (``"auto"`` resolved); ``n_features`` is ``d``,
+        the mapped features (the intercept's column included). Returns the
+        resolved values by name; ``C`` is always among them:
         ``_calibration.auto_regularization`` for DP-Newton and DP-FC,
         :func:`~sklearn_labeldp.linear_model._calibration.auto_perturbation_regularization`
-        for objective and output perturbation, 1 for DP-SGD and DP-Adam.
+        for objective and output perturbation,
+        :func:`~sklearn_labeldp.linear_model._randomized_labels.randomized_response_regularization`
+        for randomized response, 1 for DP-SGD and DP-Adam.
         """
         if self.C != "auto":
             return {"C": self.C}
-        if self.solver in ("objective", "output"):
+        if solver == "randomized_response":
+            reg = randomized_response_regularization(
+                epsilon=self.epsilon, n_samples=n_samples, n_classes=n_classes,
+                n_features=n_features)
+        elif solver in ("objective", "output"):
             reg = auto_perturbation_regularization(
-                self.solver, epsilon=self.epsilon, n_samples=n_samples, n_classes=n_classes,
+                solver, epsilon=self.epsilon, n_samples=n_samples, n_classes=n_classes,
                 n_features=n_features, loss=self._loss(), privacy=self.privacy,
                 fit_intercept=self.fit_intercept, delta=self._delta)
-        elif self.solver in ("newton", "fc"):
+        elif solver in ("newton", "fc"):
             # The noise does not depend on Lambda: calibrate once at any C to read it.
-            probe = SOLVERS[self.solver].calibrate(self._setting(
+            probe = SOLVERS[solver].calibrate(self._setting(
                 n_samples, n_classes, C=1.0,
-                **resolved_steps(self, n_samples, n_features, n_classes)))
+                **resolved_steps(self, solver, n_samples, n_features, n_classes)))
             reg = auto_regularization(probe["noise_scales"]["gradient"], n_features)
         else:
             return {"C": DEFAULT_AUTO_C}
@@ -209,34 +229,41 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
         # Every check and choice here reads public information only (X, n, the
         # parameters): a configuration error costs no budget, and the bound, Lambda
         # and the mechanism's parameters are fixed before any label is read.
-        solver = SOLVERS[self.solver]
+        name = self._solver_for(is_dask(X), classes.size)
+        solver = SOLVERS[name]
         if solver.deltas == "positive" and not 0 < self._delta < 1:
             raise ValueError(
-                f"solver={self.solver!r} adds Gaussian noise and is (epsilon, delta)-DP: "
+                f"solver={name!r} adds Gaussian noise and is (epsilon, delta)-DP: "
                 f"delta must lie in (0, 1); got {self._delta!r}."
             )
+        if name == "randomized_response" and self.privacy != "label":
+            raise ValueError(
+                "solver='randomized_response' protects the labels only: it needs "
+                f"privacy='label'; got privacy={self.privacy!r}."
+            )
         n_features = X.shape[1] + (1 if self.fit_intercept else 0)
-        resolved = {**resolved_steps(self, X.shape[0], n_features, classes.size),
-                    **self._resolve(X.shape[0], n_features, classes.size)}
+        resolved = {**resolved_steps(self, name, X.shape[0], n_features, classes.size),
+                    **self._resolve(name, X.shape[0], n_features, classes.size)}
         setting = self._setting(X.shape[0], classes.size, **resolved)
         params = solver.calibrate(setting)
         params.update({key: value for key, value in resolved.items() if key != "n_noisy_steps"})
-        warn_one_vs_rest_noise(type(self).__name__, self.solver, params, X.shape[0], n_features,
-                          classes.size)
+        warn_one_vs_rest_noise(type(self).__name__, name, params, X.shape[0], n_features,
+                               classes.size)
         # The row norms serve the bound and the clipping (_feature_map): one pass over X.
         norms = None if is_dask(X) else row_norms(X)
         data_norm, bound_attributes = plan_row_bound(
             X, self.data_norm, privacy=self.privacy, quantile=CLASSIFIER_AUTO_QUANTILE,
             norms=norms)
         spend = solver.privacy_spend(setting, params)
-        plan = {"setting": setting, "mechanism_params": params, "data_norm": data_norm,
-                "row_norms": norms, "bound_attributes": bound_attributes,
-                "resolved": {f"{key}_": value for key, value in resolved.items()},
+        plan = {"solver": name, "setting": setting, "mechanism_params": params,
+                "data_norm": data_norm, "row_norms": norms, "bound_attributes": bound_attributes,
+                "resolved": {"solver_": name,
+                             **{f"{key}_": value for key, value in resolved.items()}},
                 "example_attributes": _example_attributes(spend)}
         return spend, plan
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
-        solver, params = SOLVERS[self.solver], plan["mechanism_params"]
+        solver, params = SOLVERS[plan["solver"]], plan["mechanism_params"]
         data_norm = plan["data_norm"]
         # For dask X (newton, fc), Z is lazy and the solver reduces it blockwise.
         coef = labels.release(

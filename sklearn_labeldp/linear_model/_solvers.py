@@ -35,7 +35,10 @@ and DP-FC (Mehta, Krichene,
 Thakurta, Kurakin and Cutkosky 2023) through
 :func:`~sklearn_labeldp.linear_model._second_order.noisy_second_order_logistic`,
 DP-SGD and DP-Adam (Abadi et al. 2016; Mehta et al. 2023, Alg. 1) through
-:func:`~sklearn_labeldp.linear_model._first_order.noisy_first_order_logistic`.
+:func:`~sklearn_labeldp.linear_model._first_order.noisy_first_order_logistic`,
+and randomized response on the labels (Warner 1965) with the debiased loss
+of Natarajan et al. (2013) through
+:func:`~sklearn_labeldp.linear_model._randomized_labels.randomized_response_erm`.
 """
 
 from dataclasses import dataclass
@@ -49,6 +52,7 @@ from ._perturbed_erm import (
     perturbation_params,
     perturbed_erm,
 )
+from ._randomized_labels import randomized_response_erm, randomized_response_params
 from ._second_order import noisy_second_order_logistic
 
 
@@ -300,7 +304,39 @@ class _FirstOrder(_Solver):
         )
 
 
+class _RandomizedResponse(_Solver):
+    """Randomized response on the labels, then the (debiased) loss's minimiser.
+
+    Label DP only (the features are not protected): one eps-DP release of all
+    the labels, described by ``("randomized_response", (epsilon, K))``, so
+    the leaf's ``delta`` is 0 whatever the fit's ``delta``. The minimiser is
+    post-processing of the randomized labels.
+    """
+
+    kind = "randomized_response"
+    mechanism = "randomized response"
+    deltas = "any"
+    reports_n_iter = False
+
+    def calibrate(self, setting):
+        return randomized_response_params(
+            epsilon=setting.epsilon, n_classes=setting.n_classes, reg=setting.regularization)
+
+    def privacy_spend(self, setting, params):
+        return PrivacySpend.leaf(
+            self.mechanism, setting.epsilon, 0.0, privacy=setting.privacy,
+            description=("randomized_response", (setting.epsilon, setting.n_classes)), **params,
+        )
+
+    def train(self, codes, *, Z, setting, params, random_state):
+        return randomized_response_erm(
+            codes, Z=Z, n_classes=setting.n_classes, loss=setting.loss, params=params,
+            tol=setting.tol, max_iter=setting.max_iter, random_state=random_state,
+        )
+
+
 SOLVERS = {
+    "randomized_response": _RandomizedResponse(),
     "objective": _Perturbation("objective", "any"),
     "output": _Perturbation("output", "any"),
     "newton": _SecondOrder("newton", "DP-Newton"),

@@ -1,12 +1,14 @@
 """Randomized response (Warner 1965) on K classes."""
 
+import math
+
 import numpy as np
 
 from ..utils import check_generator, check_int, check_positive, is_dask
 from ..utils._validation import CHUNK_ELEMENTS, check_label_codes
 from ._dask import map_mechanism
 
-__all__ = ["randomized_response", "randomized_response_distribution"]
+__all__ = ["randomized_response", "randomized_response_distribution", "rr_vote_inflation"]
 
 
 def _keep_probability(epsilon, k, out=None):
@@ -137,3 +139,28 @@ def randomized_response_distribution(*, epsilon, n_classes):
     dist = np.full((n_classes, n_classes), other)
     np.fill_diagonal(dist, keep)
     return dist
+
+
+def rr_vote_inflation(epsilon, n_classes):
+    """The factor ``rho`` by which K-ary randomized response inflates the variance of a vote.
+
+    ``(p + q) / (p - q)^2`` with ``p`` and ``q`` the keep and flip
+    probabilities: the variance of a one-hot difference over its squared gap
+    (see :mod:`sklearn_labeldp.classifiers._default_base`), so that ``n``
+    randomized labels are worth about ``n / rho`` clean ones. Written with
+    ``e^-eps`` so that it never overflows; 1 in the limit of no noise.
+
+    Parameters
+    ----------
+    epsilon : float
+        The mechanism's epsilon, > 0.
+    n_classes : int
+        Number of classes ``K`` >= 2.
+
+    Returns
+    -------
+    float
+    """
+    x, gap2 = math.exp(-epsilon), math.expm1(-epsilon) ** 2
+    # At an epsilon so small that the squared gap underflows, no vote suffices.
+    return math.inf if gap2 == 0.0 else (1.0 + x) * (1.0 + (n_classes - 1) * x) / gap2

@@ -173,7 +173,8 @@ def test_private_kernel_model_solves_nonlinear_problem(dataset):
     X_test, y_test = make(2000, 1)
     kernel = make_pipeline(
         NormalizedRandomFourierFeatures(100, gamma=1.0, random_state=0),
-        DPLogisticRegression(epsilon=1e6, C=1000.0, data_norm=1.0, classes=[0, 1], random_state=0),
+        DPLogisticRegression(epsilon=1e6, C=1000.0, data_norm=1.0, solver="objective",
+                             classes=[0, 1], random_state=0),
     ).fit(X, y)
     linear = DPLogisticRegression(
         epsilon=1e6, C=1000.0, data_norm=2.0, classes=[0, 1], random_state=0

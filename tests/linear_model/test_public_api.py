@@ -15,7 +15,8 @@ from sklearn_labeldp.linear_model import (
 CASES = {
     "ls-label-weighted": DPLeastSquaresClassifier(),
     "ls-full-ridge": DPLeastSquaresClassifier(privacy="full", formulation="ridge", data_norm=8.0),
-    "logistic-objective": DPLogisticRegression(),
+    "logistic-auto": DPLogisticRegression(),
+    "logistic-objective": DPLogisticRegression(solver="objective"),
     "logistic-output-full": DPLogisticRegression(solver="output", privacy="full", data_norm=8.0),
     "logistic-newton": DPLogisticRegression(solver="newton", delta=1e-5, n_noisy_steps=3),
     "logistic-fc-full": DPLogisticRegression(solver="fc", delta=1e-5, privacy="full",
@@ -70,8 +71,10 @@ def test_fitted_attributes_and_label_independent_mechanism_record(name):
         expected |= {"example_epsilon_", "example_delta_"}  # whole examples, besides labels
     if getattr(estimator, "solver", None) in ("newton", "fc", "sgd", "adam"):
         expected |= {"n_iter_", "n_noisy_steps_"}  # the public step count, resolved
-    # The resolved hyperparameters ("auto" or given): alpha_ for least squares, C_ for ERM.
-    expected.add("alpha_" if isinstance(estimator, DPLeastSquaresClassifier) else "C_")
+    # The resolved hyperparameters ("auto" or given): alpha_ for least squares, C_ and
+    # solver_ for ERM.
+    expected |= ({"alpha_"} if isinstance(estimator, DPLeastSquaresClassifier)
+                 else {"C_", "solver_"})
     assert fitted == expected
     # The calibrated parameters are public: the same for any labels.
     records = [fit.mechanism_params_ for fit in fits]

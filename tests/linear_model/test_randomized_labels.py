@@ -1,0 +1,164 @@
+"""The "randomized_response" solver of the private ERM models and the solver="auto" rule."""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.datasets import load_iris, make_classification
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_labeldp.accounting import BudgetAccountant
+from sklearn_labeldp.linear_model import DPLogisticRegression
+from sklearn_labeldp.linear_model._erm_base import _feature_map
+from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss
+from sklearn_labeldp.linear_model._minimise import minimise
+from sklearn_labeldp.linear_model._randomized_labels import (
+    AUTO_SOLVER_MAX_INFLATION,
+    auto_solver,
+    debiasing_term,
+    randomized_response_regularization,
+)
+from sklearn_labeldp.mechanisms import randomized_response
+from sklearn_labeldp.mechanisms._randomized_response import rr_vote_inflation
+
+
+def _iris():
+    X, y = load_iris(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 10])
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 4.0])
+def test_debiased_loss_is_unbiased_for_every_true_label(n_classes, epsilon):
+    # For one row and either true side, the expectation over the randomized label of
+    # l(s t) + linear(s).f is the clean loss l(y t), for every f (Natarajan et al. 2013).
+    keep = math.exp(epsilon) / (math.exp(epsilon) + n_classes - 1)
+    flip = (1 - keep) / (n_classes - 1)
+    loss = LogisticLoss()
+    z = np.array([[0.3, -0.5, 0.2]])
+    for f in (np.array([1.0, 2.0, -3.0]), np.array([-4.0, 0.5, 0.0])):
+        t = float((z @ f)[0])
+        for true, p_positive in ((1.0, keep), (-1.0, flip)):
+            expected = 0.0
+            for s, prob in ((1.0, p_positive), (-1.0, 1 - p_positive)):
+                value = loss.value(np.array([s * t]))[0]
+                value += debiasing_term(z, np.array([s]), loss, keep, flip) @ f
+                expected += prob * value
+            assert expected == pytest.approx(loss.value(np.array([true * t]))[0], rel=1e-12)
+
+
+def test_a_loss_without_even_curvature_is_not_debiased():
+    z = np.ones((3, 2))
+    assert not debiasing_term(z, np.array([1.0, -1.0, 1.0]), HuberHingeLoss(0.5), 0.9, 0.1).any()
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_only_read_of_the_labels_is_randomized_response(n_classes):
+    # The coefficients are those of the debiased fit on the library's randomized
+    # response drawn from the same generator: the mechanism is exactly randomized
+    # response (whose output law tests/mechanisms checks), the rest post-processing.
+    X, y = make_classification(150, 4, n_informative=3, n_redundant=0,
+                               n_classes=n_classes, random_state=1)
+    clf = DPLogisticRegression(epsilon=2.0, solver="randomized_response", C=3.0,
+                               classes=np.arange(n_classes), random_state=7).fit(X, y)
+    # The fit's mechanism generator: the second of three spawned from random_state.
+    noisy = randomized_response(y, epsilon=2.0, n_classes=n_classes,
+                                random_state=np.random.default_rng(7).spawn(3)[1])
+    params = clf.mechanism_params_
+    Z = _feature_map(X, clf.data_norm_, True)
+    problems = [1] if n_classes == 2 else range(n_classes)
+    for row, k in enumerate(problems):
+        signs = np.where(noisy == k, 1.0, -1.0)
+        linear = debiasing_term(Z, signs, LogisticLoss(), params["keep_probability"],
+                                params["flip_probability"])
+        f, _ = minimise(LogisticLoss(), Z, signs, params["regularization"], linear, 1e-6, 1000)
+        np.testing.assert_allclose(clf.coef_[row], f[:-1] / math.sqrt(2) / clf.data_norm_,
+                                   rtol=1e-9, atol=1e-12)
+
+
+def test_the_record_is_a_pure_randomized_response_release():
+    X, y = _iris()
+    accountant = BudgetAccountant()
+    clf = DPLogisticRegression(epsilon=3.0, delta=1e-5, solver="randomized_response",
+                               classes=[0, 1, 2], random_state=0, accountant=accountant)
+    clf.fit(X, y)
+    spend = clf.privacy_spend_
+    assert (clf.epsilon_, clf.delta_) == (3.0, 0.0)  # pure DP whatever delta
+    assert spend.mechanism == "randomized response"
+    assert (spend.description.kind, spend.description.value) == ("randomized_response", (3.0, 3))
+    assert (accountant.total().epsilon, accountant.total().delta) == (3.0, 0.0)
+    params = clf.mechanism_params_
+    assert params["keep_probability"] == pytest.approx(math.exp(3) / (math.exp(3) + 2))
+    assert params["flip_probability"] == pytest.approx(1 / (math.exp(3) + 2))
+    assert not hasattr(clf, "n_iter_")
+
+
+def test_randomized_response_refuses_full_privacy_before_any_charge():
+    X, y = _iris()
+    accountant = BudgetAccountant()
+    clf = DPLogisticRegression(solver="randomized_response", privacy="full", data_norm=3.0,
+                               classes=[0, 1, 2], accountant=accountant)
+    with pytest.raises(ValueError, match="privacy='label'"):
+        clf.fit(X, y)
+    assert accountant.spends == []
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 10])
+def test_auto_solver_switches_where_the_label_variance_is_inflated_tenfold(n_classes):
+    for epsilon in (0.2, 0.5, 0.6, 0.8, 1.0, 1.5, 3.0, 8.0):
+        rule = auto_solver(epsilon=epsilon, delta=0.0, n_classes=n_classes, privacy="label")
+        inflated = rr_vote_inflation(epsilon, n_classes) > AUTO_SOLVER_MAX_INFLATION
+        assert rule == ("objective" if inflated else "randomized_response")
+    assert auto_solver(epsilon=0.6, delta=0, n_classes=2, privacy="label") == "objective"
+    assert auto_solver(epsilon=0.7, delta=0, n_classes=2, privacy="label") != "objective"
+    assert auto_solver(epsilon=8.0, delta=0, n_classes=2, privacy="full") == "objective"
+    assert auto_solver(epsilon=8.0, delta=1e-5, n_classes=2, privacy="label",
+                       dask=True) == "newton"
+
+
+def test_auto_is_resolved_from_public_quantities_and_recorded():
+    X, y = _iris()
+    rng = np.random.default_rng(0)
+    for epsilon, solver in ((0.5, "objective"), (4.0, "randomized_response")):
+        fits = [DPLogisticRegression(epsilon=epsilon, classes=[0, 1, 2], random_state=0)
+                .fit(X, labels) for labels in (y, rng.permutation(y), np.zeros_like(y))]
+        assert {fit.solver_ for fit in fits} == {solver}
+        assert len({fit.C_ for fit in fits}) == 1
+        assert fits[0].mechanism_params_["C"] == fits[0].C_
+    default = DPLogisticRegression(epsilon=4.0, classes=[0, 1, 2]).fit(X, y)
+    reg = randomized_response_regularization(epsilon=4.0, n_samples=150, n_classes=3,
+                                             n_features=5)
+    assert default.C_ == pytest.approx(1 / (2 * reg * 150))
+    assert default.mechanism_params_["regularization"] == pytest.approx(reg)
+
+
+def test_a_user_solver_and_C_win_over_auto():
+    X, y = _iris()
+    clf = DPLogisticRegression(epsilon=8.0, solver="output", C=2.0, classes=[0, 1, 2],
+                               random_state=0).fit(X, y)
+    assert (clf.solver_, clf.C_) == ("output", 2.0)
+    assert clf.privacy_spend_.mechanism == "ERM output perturbation"
+    clf = DPLogisticRegression(epsilon=0.2, solver="randomized_response", classes=[0, 1, 2],
+                               random_state=0).fit(X, y)
+    assert clf.solver_ == "randomized_response"
+
+
+def test_randomized_labels_learn_on_small_data_at_a_large_epsilon():
+    # Iris, 150 rows, three classes: at eps 8 about one label in 1500 changes, and the
+    # default is as good as scikit-learn's non-private model on the same rows.
+    X, y = _iris()
+    clf = DPLogisticRegression(epsilon=8.0, classes=[0, 1, 2], random_state=0).fit(X, y)
+    assert clf.solver_ == "randomized_response"
+    assert clf.score(X, y) >= LogisticRegression().fit(X, y).score(X, y) - 0.03
+
+
+def test_randomized_response_round_trips_through_clone_and_search():
+    X, y = _iris()
+    search = GridSearchCV(
+        DPLogisticRegression(epsilon=4.0, classes=[0, 1, 2], random_state=0),
+        {"C": ["auto", 10.0]}, cv=3).fit(X, y)
+    assert search.best_estimator_.solver_ == "randomized_response"
+    assert clone(search.best_estimator_).get_params()["solver"] == "auto"
