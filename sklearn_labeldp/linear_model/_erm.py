@@ -523,13 +523,20 @@ class DPLinearSVC(_BasePrivateERM):
     intercept included. ``coef_`` and ``intercept_`` are reported on the raw
     features. With ``K > 2`` classes, one-vs-rest.
 
-    Objective and output perturbation (``solver``) are pure epsilon-DP and
-    calibrated from public quantities only (``mechanism_params_``). The Huber
+    Every solver is pure epsilon-DP and calibrated from public quantities
+    only (``mechanism_params_``). ``"auto"`` (the default) and
+    ``"randomized_response"`` are :class:`DPLogisticRegression`'s: the labels
+    randomized once by K-ary randomized response (Warner 1965) where that
+    inflates a label's variance by at most 10, then the Huber hinge fitted on
+    them as they are (its curvature is not even, so the unbiased loss of
+    Natarajan et al. 2013 would not be convex), with the same ``C="auto"``;
+    otherwise objective perturbation. For objective and output perturbation
+    (Chaudhuri et al. 2011), the Huber
     hinge's ``l''`` is not even, so a label flip changes the loss Hessian by a
     rank-one matrix (``r = 1``, against ``r = 2`` for a whole example) and one
     example's gradient by up to ``g = 2`` (as for a whole example):
 
-    - ``"objective"`` (the default): ``b`` with density proportional to
+    - ``"objective"``: ``b`` with density proportional to
       ``exp(-(eps'/g) ||b||)`` and the exact minimiser of ``J(f) + b.f / n +
       (Delta/2) ||f||^2``, with ``eps' = eps - r log(1 + c / (n (Lambda +
       Delta)))``: ``Delta = 0`` when that is at least ``eps / 2``, otherwise the
@@ -565,7 +572,9 @@ class DPLinearSVC(_BasePrivateERM):
         n)`` on the mapped rows, ``1 / (C n)`` without intercept. ``"auto"``
         (``C_``), with ``nu = d g / (n eps_problem)``: ``Lambda = nu`` (output);
         objective ``nu / sqrt(d)``, or ``min(nu, 2 / K) / (1 - h)`` once ``nu
-        > 1 / K`` (``huber_objective_regularization``).
+        > 1 / K`` (``huber_objective_regularization``); randomized response
+        ``Lambda = d (rho - 1) / (27 n) + 1 / (200 n)`` as for
+        :class:`DPLogisticRegression`.
     huber_width : float, default=0.5
         ``h`` > 0.
     data_norm : float or "auto", default="auto"
@@ -573,7 +582,9 @@ class DPLinearSVC(_BasePrivateERM):
         the median of the row norms of the training ``X``, which clips about
         half of the rows (the largest row norm if that median is 0, 1 if every
         row is zero).
-    solver : {"objective", "output"}, default="objective"
+    solver : {"auto", "randomized_response", "objective", "output"}, default="auto"
+        ``"auto"`` is resolved from public quantities and reported as
+        ``solver_`` (see above).
     privacy : {"label", "full"}, default="label"
         ``"label"``: neighbouring datasets differ in one label; ``"full"``:
         substitution of one whole example: the same label-change calibration,
@@ -609,6 +620,8 @@ class DPLinearSVC(_BasePrivateERM):
         noise_scale)``), plus for ``"objective"`` ``hessian_rank`` (``r``),
         ``curvature_bound`` (``c``), ``epsilon_prime`` (``eps'``) and
         ``extra_regularization`` (``Delta``).
+    solver_ : str
+        The solver used: ``solver``, or the one ``"auto"`` resolved to.
     C_ : float
         The ``C`` used (``"auto"`` resolved); also ``mechanism_params_["C"]``.
     data_norm_ : float
@@ -657,7 +670,7 @@ class DPLinearSVC(_BasePrivateERM):
     _parameter_constraints: dict = {
         **_BasePrivateERM._parameter_constraints,
         "huber_width": [Interval(Real, 0, None, closed="neither")],
-        "solver": [StrOptions({"objective", "output"})],
+        "solver": [StrOptions({"auto", "randomized_response", "objective", "output"})],
     }
 
     def __init__(
@@ -667,7 +680,7 @@ class DPLinearSVC(_BasePrivateERM):
         C="auto",
         huber_width=0.5,
         data_norm="auto",
-        solver="objective",
+        solver="auto",
         privacy="label",
         fit_intercept=True,
         max_iter=1000,

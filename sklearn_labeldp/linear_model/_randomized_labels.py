@@ -177,7 +177,8 @@ def randomized_response_erm(codes, *, Z, n_classes, loss, params, tol, max_iter,
         From :func:`randomized_response_params`.
     tol : float
     max_iter : int
-        Of the minimiser.
+        Of the minimiser, which returns its last iterate when they do not
+        suffice (the privacy does not rest on the minimiser).
     random_state : numpy.random.Generator
 
     Returns
@@ -190,7 +191,9 @@ def randomized_response_erm(codes, *, Z, n_classes, loss, params, tol, max_iter,
     for row, signs in enumerate(all_signs):
         linear = debiasing_term(Z, signs, loss, params["keep_probability"],
                                 params["flip_probability"])
-        coef[row], _ = minimise(loss, Z, signs, params["regularization"], linear, tol, max_iter)
+        # Post-processing of the release: the last iterate is as private as the minimiser.
+        coef[row], _ = minimise(loss, Z, signs, params["regularization"], linear, tol, max_iter,
+                                exact=False)
     return coef
 
 

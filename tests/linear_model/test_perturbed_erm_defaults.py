@@ -55,7 +55,7 @@ def test_huber_rule_matches_an_independent_computation(n, k, epsilon, h, branch)
         loss=HuberHingeLoss(h), privacy="label") == pytest.approx(reg)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # one-vs-rest noise warning in the noisy cases
-        fit = DPLinearSVC(epsilon=epsilon, huber_width=h, data_norm=3.0,
+        fit = DPLinearSVC(epsilon=epsilon, solver="objective", huber_width=h, data_norm=3.0,
                           classes=list(range(k)), random_state=0).fit(X, y)
     # Recorded: the Lambda the noise was calibrated with, and its scikit-learn C.
     assert fit.mechanism_params_["regularization"] == pytest.approx(reg)
@@ -72,7 +72,7 @@ def test_huber_rule_without_intercept_uses_the_unscaled_rows():
     reg = math.sqrt(2) * nu / math.sqrt(d)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        fit = DPLinearSVC(epsilon=epsilon, fit_intercept=False, data_norm=3.0,
+        fit = DPLinearSVC(epsilon=epsilon, solver="objective", fit_intercept=False, data_norm=3.0,
                           classes=list(range(k)), random_state=0).fit(X, y)
     assert nu <= 1 / k  # the margin branch
     assert fit.mechanism_params_["regularization"] == pytest.approx(reg)
@@ -120,8 +120,8 @@ def test_huber_rule_reads_no_label_and_a_user_value_wins(epsilon, privacy):
     # resolve the same C_; an explicit C is used as given.
     X, y = _data(300, 3)
     rng = np.random.default_rng(0)
-    kw = dict(epsilon=epsilon, privacy=privacy, data_norm=3.0, classes=[0, 1, 2],
-              random_state=1)
+    kw = dict(epsilon=epsilon, privacy=privacy, solver="objective", data_norm=3.0,
+              classes=[0, 1, 2], random_state=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fits = [DPLinearSVC(**kw).fit(X, ys) for ys in (y, rng.permutation(y), np.zeros_like(y))]
@@ -140,7 +140,8 @@ def test_linear_zone_branch_fits_the_noisy_centroid():
     # larger ridge (the centroid's plateau) for most test rows, and it beats chance.
     X, y = _data(2000, 3, n_features=20)
     Xtr, ytr, Xte, yte = X[:1000], y[:1000], X[1000:], y[1000:]
-    kw = dict(epsilon=0.2, data_norm=4.0, classes=[0, 1, 2], random_state=0)  # nu = 0.42
+    kw = dict(epsilon=0.2, solver="objective", data_norm=4.0, classes=[0, 1, 2],
+              random_state=0)  # nu = 0.42
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         auto = DPLinearSVC(**kw).fit(Xtr, ytr)

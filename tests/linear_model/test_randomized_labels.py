@@ -11,7 +11,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_labeldp.accounting import BudgetAccountant
-from sklearn_labeldp.linear_model import DPLogisticRegression
+from sklearn_labeldp.linear_model import DPLinearSVC, DPLogisticRegression
 from sklearn_labeldp.linear_model._erm_base import _feature_map
 from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss
 from sklearn_labeldp.linear_model._minimise import minimise
@@ -162,3 +162,20 @@ def test_randomized_response_round_trips_through_clone_and_search():
         {"C": ["auto", 10.0]}, cv=3).fit(X, y)
     assert search.best_estimator_.solver_ == "randomized_response"
     assert clone(search.best_estimator_).get_params()["solver"] == "auto"
+
+
+def test_linear_svc_randomizes_labels_too_and_fits_the_hinge_as_it_is():
+    X, y = _iris()
+    svc = DPLinearSVC(epsilon=4.0, classes=[0, 1, 2], random_state=3).fit(X, y)
+    assert svc.solver_ == "randomized_response"
+    assert svc.privacy_spend_.description.kind == "randomized_response"
+    # The coefficients are the plain Huber-hinge minimiser on the randomized labels.
+    noisy = randomized_response(y, epsilon=4.0, n_classes=3,
+                                random_state=np.random.default_rng(3).spawn(3)[1])
+    Z = _feature_map(X, svc.data_norm_, True)
+    signs = np.where(noisy == 0, 1.0, -1.0)
+    f, _ = minimise(HuberHingeLoss(0.5), Z, signs, svc.mechanism_params_["regularization"],
+                    np.zeros(5), 1e-6, 1000, exact=False)
+    np.testing.assert_allclose(svc.coef_[0], f[:-1] / math.sqrt(2) / svc.data_norm_,
+                               rtol=1e-7, atol=1e-10)
+    assert DPLinearSVC(epsilon=0.5, classes=[0, 1, 2]).fit(X, y).solver_ == "objective"
