@@ -64,6 +64,7 @@ def _logreg(solver, privacy):
 
 
 ESTIMATORS = {
+    "auto-label": lambda **kw: DPLogisticRegression(**kw),  # solver="auto", the default
     "ls-label": lambda **kw: DPLeastSquaresClassifier(delta=1e-5, **kw),
     "ls-full": lambda **kw: DPLeastSquaresClassifier(delta=1e-5, privacy="full", **kw),
     **{f"{solver}-{privacy}": _logreg(solver, privacy)
@@ -79,7 +80,7 @@ _SECOND_ORDER_GRID = {"C": [0.001, 0.003, 0.01, 0.03, 0.1, 1.0]}
 _STEPS_GRID = {"n_noisy_steps": [10, 30, 100, 300, 1000]}
 GRIDS = {
     "ls": {"alpha": [1.0, 10.0, 100.0, 1e3, 3e3, 1e4, 3e4]},
-    "objective": _C_GRID, "output": _C_GRID, "svc": _C_GRID,
+    "auto": _C_GRID, "objective": _C_GRID, "output": _C_GRID, "svc": _C_GRID,
     "newton": _SECOND_ORDER_GRID, "fc": _SECOND_ORDER_GRID,
     "sgd": _STEPS_GRID, "adam": _STEPS_GRID,
 }

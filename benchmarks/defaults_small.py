@@ -14,6 +14,15 @@ Each table is a median over ``--seeds`` (default 9) splits of 70/30
   Friedman #1/#2/#3 (430 rows) and two sets the rule was not set on: a linear
   ``make_regression`` and a sine, 200 and 450 rows (the regression guide's
   table);
+- ``linear-small``: :class:`~sklearn_labeldp.linear_model.DPLogisticRegression`
+  and :class:`~sklearn_labeldp.linear_model.DPLinearSVC` with only ``epsilon``
+  set (``solver="auto"``, ``C="auto"``) against the best cell of their grids
+  (solver x C, the best median on the test parts: an oracle, optimistic), and
+  :class:`~sklearn_labeldp.linear_model.DPLeastSquaresClassifier`'s default,
+  against scikit-learn's non-private ``LogisticRegression()``, on data of
+  100-200 training rows and 2-3 classes at eps 1, 2, 4, 8 (the linear models
+  guide's small-data table). The solver rule and its ridge were set on the
+  iris, wine and breast cancer data; the synthetic sets are new to them;
 - ``alibi-reduction``: :class:`~sklearn_labeldp.ALIBIClassifier` with its
   default base against a ``KNeighborsClassifier`` of the same ``n_neighbors``
   and ``LinearDiscriminantAnalysis`` (neither takes ``sample_weight``), the
@@ -25,6 +34,7 @@ Usage::
     python benchmarks/defaults_small.py perturbation
     python benchmarks/defaults_small.py prior-share --seeds 9
     python benchmarks/defaults_small.py alibi-reduction
+    python benchmarks/defaults_small.py linear-small
 
 Each prints one Markdown table (a few minutes on 2 cores each).
 """
@@ -40,12 +50,15 @@ from sklearn.datasets import (
     load_digits,
     load_iris,
     load_wine,
+    make_blobs,
+    make_classification,
     make_friedman1,
     make_friedman2,
     make_friedman3,
     make_regression,
 )
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import mean_squared_error
 from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KNeighborsClassifier
@@ -54,7 +67,12 @@ from sklearn.preprocessing import StandardScaler
 from sklearn_labeldp import ALIBIClassifier, NoisyLabelRegressor
 from sklearn_labeldp.accounting import BudgetAccountant
 from sklearn_labeldp.datasets import make_circle_gaussians
-from sklearn_labeldp.linear_model import DPLogisticRegression
+from sklearn_labeldp.linear_model import (
+    DPLeastSquaresClassifier,
+    DPLinearSVC,
+    DPLogisticRegression,
+)
+from sklearn_labeldp.linear_model._solvers import SOLVERS
 
 CLASSIFICATION = {
     "digits": lambda seed: load_digits(return_X_y=True),
@@ -63,6 +81,28 @@ CLASSIFICATION = {
     "iris": lambda seed: load_iris(return_X_y=True),
     "circles": lambda seed: make_circle_gaussians(400, 4, sigma=0.4, random_state=0),
 }
+
+
+def _subsample(data, n, seed):
+    X, y = data
+    rows = np.random.default_rng(seed).permutation(len(y))[:n]
+    return X[rows], y[rows]
+
+
+# 100-200 training rows (70% of each set), 2-3 classes: name -> seed -> (X, y).
+SMALL = {
+    "iris (105)": lambda seed: load_iris(return_X_y=True),
+    "wine (124)": lambda seed: load_wine(return_X_y=True),
+    "breast cancer (140)": lambda seed: _subsample(load_breast_cancer(return_X_y=True), 200, seed),
+    "synthetic K=2 (105)": lambda seed: make_classification(
+        150, 8, n_informative=4, random_state=100 + seed),
+    "synthetic K=3 (140)": lambda seed: make_classification(
+        200, 6, n_informative=4, n_redundant=1, n_classes=3, n_clusters_per_class=1,
+        random_state=200 + seed),
+    "blobs K=3 (126)": lambda seed: make_blobs(180, 5, centers=3, cluster_std=3.0,
+                                               random_state=300 + seed),
+}
+GRID_C = (0.01, 0.1, 1.0, 10.0, 100.0, "auto")
 
 
 def _sine(n, seed):
@@ -178,8 +218,52 @@ def alibi_reduction(seeds):
            ["data", "eps", "default", "KNeighborsClassifier", "LDA, Bayes", "LDA, argmax"], rows)
 
 
+def linear_small(seeds):
+    estimators = {"DPLogisticRegression": DPLogisticRegression, "DPLinearSVC": DPLinearSVC}
+    rows = []
+    for name, make in SMALL.items():
+        for eps in (1.0, 2.0, 4.0, 8.0):
+            scores = {}  # cell -> test accuracies over the seeds
+            for seed in range(seeds):
+                X, y = make(seed)
+                X_train, X_test, y_train, y_test = _split(X, y, seed, True)
+                classes = list(np.unique(y))
+                kw = dict(epsilon=eps, classes=classes, random_state=seed,
+                          accountant=_unlimited())
+
+                models = {"non-private": LogisticRegression(),
+                          "least squares": DPLeastSquaresClassifier(**kw)}
+                for label, Estimator in estimators.items():
+                    models[(label, "default")] = Estimator(**kw)
+                    # The solvers of the default delta = 0 (pure DP).
+                    solvers = [name for name in Estimator._parameter_constraints["solver"][0]
+                               .options if name in SOLVERS and SOLVERS[name].deltas == "any"]
+                    for solver in sorted(solvers):
+                        for C in GRID_C:
+                            models[(label, solver, C)] = Estimator(solver=solver, C=C, **kw)
+                for key, model in models.items():
+                    model.fit(X_train, y_train)
+                    scores.setdefault(key, []).append(model.score(X_test, y_test))
+                for label in estimators:
+                    scores.setdefault((label, "solver"), []).append(
+                        models[(label, "default")].solver_)
+            cells = [f"{np.median(scores['non-private']):.3f}",
+                     f"{np.median(scores['least squares']):.3f}"]
+            for label in estimators:
+                grid = max(np.median(v) for k, v in scores.items()
+                           if isinstance(k, tuple) and k[0] == label and len(k) == 3)
+                solver = max(set(scores[(label, "solver")]), key=scores[(label, "solver")].count)
+                cells += [f"{np.median(scores[(label, 'default')]):.3f}", f"{grid:.3f}",
+                          solver.replace("randomized_response", "RR")]
+            rows.append([name, f"{eps:g}", *cells])
+    _table("Linear models on 100-200 training rows: defaults against their grids (test accuracy)",
+           ["data (train rows)", "eps", "LogisticRegression (non-private)",
+            "DPLeastSquaresClassifier", "DPLogisticRegression", "its grid", "solver_",
+            "DPLinearSVC", "its grid", "solver_"], rows)
+
+
 TABLES = {"perturbation": perturbation, "prior-share": prior_share,
-          "alibi-reduction": alibi_reduction}
+          "alibi-reduction": alibi_reduction, "linear-small": linear_small}
 
 
 def main(argv=None):

@@ -397,11 +397,12 @@ class DPLogisticRegression(_BasePrivateERM):
     >>> from sklearn.datasets import make_classification
     >>> from sklearn_labeldp.linear_model import DPLogisticRegression
     >>> X, y = make_classification(2000, 5, random_state=0)
-    >>> clf = DPLogisticRegression(epsilon=1.0, C=10.0, classes=[0, 1],
-    ...                            random_state=0).fit(X, y)
-    >>> clf.coef_.shape, bool(clf.score(X, y) > 0.8), clf.clipped_fraction_
-    ((1, 5), True, 0.5)
-    >>> clf.mechanism_params_["epsilon_prime"]  # label DP: the whole epsilon goes to the noise
+    >>> clf = DPLogisticRegression(epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
+    >>> clf.solver_, clf.coef_.shape, bool(clf.score(X, y) > 0.8), clf.clipped_fraction_
+    ('randomized_response', (1, 5), True, 0.5)
+    >>> objective = DPLogisticRegression(epsilon=1.0, C=10.0, solver="objective", classes=[0, 1],
+    ...                                  random_state=0).fit(X, y)
+    >>> objective.mechanism_params_["epsilon_prime"]  # label DP: all of epsilon to the noise
     1.0
     >>> full = DPLogisticRegression(epsilon=1.0, delta=1e-5, solver="newton", privacy="full",
     ...                             C=10.0, data_norm=4.0, classes=[0, 1],
@@ -660,7 +661,8 @@ class DPLinearSVC(_BasePrivateERM):
     >>> from sklearn.datasets import make_classification
     >>> from sklearn_labeldp.linear_model import DPLinearSVC
     >>> X, y = make_classification(2000, 5, random_state=0)
-    >>> clf = DPLinearSVC(epsilon=1.0, C=10.0, classes=[0, 1], random_state=0).fit(X, y)
+    >>> clf = DPLinearSVC(epsilon=1.0, C=10.0, solver="objective", classes=[0, 1],
+    ...                   random_state=0).fit(X, y)
     >>> clf.coef_.shape, bool(clf.score(X, y) > 0.8)
     ((1, 5), True)
     >>> clf.mechanism_params_["hessian_rank"]  # a label flip: a rank-one Hessian change
