@@ -66,6 +66,7 @@ from defaults import DEFAULT_DATA_DIR, load
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.datasets import make_classification
+from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 from sklearn.preprocessing import StandardScaler
@@ -88,6 +89,10 @@ def _dpsgd(**kw):
     return DPSGDClassifier(delta=1e-5, **kw)
 
 
+def _hgb():
+    return HistGradientBoostingClassifier()
+
+
 def _spreading():
     return LabelSpreading(kernel="knn", n_neighbors=10)
 
@@ -108,6 +113,13 @@ ESTIMATORS = {
     "lp2-lr": lambda **kw: RRWithPriorClassifier(LogisticRegression(), n_stages=2, **kw),
     "lp2-lr-old": lambda **kw: RRWithPriorClassifier(LogisticRegression(), **_OLD_LP2, **kw),
     "lp2-old": lambda **kw: RRWithPriorClassifier(KNeighborsClassifier(10), **_OLD_LP2, **kw),
+    # The standard bases of the default-base rule: a linear model and boosted trees.
+    "rr-hgb": lambda **kw: RRWithPriorClassifier(_hgb(), **kw),
+    "lp2-hgb": lambda **kw: RRWithPriorClassifier(_hgb(), n_stages=2, **kw),
+    "va-lr": lambda **kw: VectorApproxClassifier(LogisticRegression(), **kw),
+    "va-hgb": lambda **kw: VectorApproxClassifier(_hgb(), **kw),
+    "alibi-lr": lambda **kw: ALIBIClassifier(LogisticRegression(), **kw),
+    "alibi-hgb": lambda **kw: ALIBIClassifier(_hgb(), **kw),
 }
 COMBINED = ["rr", "lp2", "va", "alibi", "pate", "dpsgd"]
 
@@ -136,8 +148,12 @@ def nonprivate_base(name, X_train, y_train, X_test, y_test, epsilon):
         net.fit(X_train.astype(np.float32), np.searchsorted(np.unique(y_train), y_train))
         return float(np.mean(np.unique(y_train)[net.predict(X_test.astype(np.float32))]
                              == y_test))
-    base = LogisticRegression() if name.startswith(("pate", "rr-lr", "lp2-lr")) else (
-        KNeighborsClassifier(10))
+    if name.endswith("-hgb"):
+        base = HistGradientBoostingClassifier()
+    elif name.startswith("pate") or name.endswith(("-lr", "-lr-old")):
+        base = LogisticRegression()
+    else:
+        base = KNeighborsClassifier(10)
     return base.fit(X_train, y_train).score(X_test, y_test)
 
 

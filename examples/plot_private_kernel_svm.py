@@ -40,12 +40,14 @@ N_TRIALS = 3
 def kernel_svm(epsilon, seed):
     return make_pipeline(
         NormalizedRandomFourierFeatures(100, gamma=1.0, random_state=seed),
-        DPLinearSVC(epsilon=epsilon, C=100.0, data_norm=1.0, classes=[0, 1], random_state=seed),
+        DPLinearSVC(epsilon=epsilon, C=100.0, data_norm=1.0, solver="objective", classes=[0, 1],
+                    random_state=seed),
     )
 
 
 def linear_svm(epsilon, seed):
-    return DPLinearSVC(epsilon=epsilon, C=100.0, data_norm=2.5, classes=[0, 1], random_state=seed)
+    return DPLinearSVC(epsilon=epsilon, C=100.0, data_norm=2.5, solver="objective", classes=[0, 1],
+                       random_state=seed)
 
 
 # %%
