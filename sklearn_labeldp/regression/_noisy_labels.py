@@ -51,7 +51,7 @@ from ._randomizers import (
     resolve_debias,
 )
 
-__all__ = ["NoisyLabelRegressor"]
+__all__ = ["NoisyLabelRegressor", "auto_mechanism", "auto_prior_epsilon", "default_n_neighbors"]
 
 # The share of epsilon that buys the DP histogram prior when prior_epsilon="auto",
 # and the larger share when even two-output randomized response at the rest of
@@ -88,6 +88,93 @@ def auto_prior_epsilon(epsilon, n_samples):
     return (AUTO_PRIOR_SHARE_WEAK if weak else AUTO_PRIOR_SHARE) * epsilon
 
 
+# The default base: a k-NN of CLEAN_NEIGHBORS * rho neighbours (rho, the
+# randomizer's vote_inflation), at most n / NEIGHBOR_CAP_DIVISOR of them.
+CLEAN_NEIGHBORS = 10
+NEIGHBOR_CAP_DIVISOR = 4
+# mechanism="auto" takes the unbiased randomizer only where its noise is worth
+# averaging out (rho of at least AUTO_UNBIASED_MIN_INFLATION; below, RR-on-Bins
+# has bins fine enough) and can be (its k-NN within n / AUTO_UNBIASED_ROWS_PER_VOTE).
+AUTO_UNBIASED_MIN_INFLATION = 1.5
+AUTO_UNBIASED_ROWS_PER_VOTE = 6
+
+
+def default_n_neighbors(n_samples, inflation):
+    """The default base's ``n_neighbors``: ``10 rho`` (rounded), capped at ``n / 4``, at least 1.
+
+    ``rho`` is the randomizer's vote inflation (the ``vote_inflation`` of its
+    row in :data:`~sklearn_labeldp.regression._randomizers.RANDOMIZERS`), a
+    function of its epsilon and public parameters: for the unbiased
+    releases (the optimal unbiased randomizer, Laplace, Gaussian, staircase)
+    ``1 + 12 sigma^2``, with ``sigma^2`` the noise variance per squared width
+    of the range (for the unbiased randomizer, before its prior is known,
+    :func:`~sklearn_labeldp.regression._moments.two_output_variance`): ``k``
+    releases then average to the variance of 10 clean labels spread evenly
+    over the range. For RR-on-Bins, ``coth(eps / 2)``: the square root of
+    the factor ``coth^2(eps / 2)`` that the classifiers' default base gives
+    two-class randomized response, since its bins follow the prior: over the
+    66 cells of ``benchmarks/regression_defaults.py --table neighbours``
+    (Friedman #1/#2/#3, a sine and a linear set of 300 and 2,000 rows and the
+    diabetes data, eps 0.25 to 8, 9 seeds), RR-on-Bins' test MSE at this
+    ``k`` was on average 1.4% above that at the best ``k`` (at most 12%),
+    against 2.6% at ``k = 10`` (the former default) and 2.8% at the full
+    factor. For the unbiased randomizer, where ``mechanism="auto"`` takes
+    it, 12% (at most 59%, on Friedman #2, whose smooth target wants more).
+    The cap ``n / 4`` is the classifiers' ``n / (2 K)`` for two classes.
+
+    Parameters
+    ----------
+    n_samples : int
+        Rows the base is fitted on.
+    inflation : float
+        ``rho >= 1``.
+
+    Returns
+    -------
+    int
+    """
+    cap = max(1, n_samples // NEIGHBOR_CAP_DIVISOR)
+    # min() first: at a tiny epsilon the factor can overflow an int, never the cap.
+    return int(max(1, min(cap, round(CLEAN_NEIGHBORS * min(inflation, 1e12)))))
+
+
+def auto_mechanism(n_samples, release_epsilon):
+    """``mechanism="auto"`` with the default base: the randomizer, from public n and eps.
+
+    ``"unbiased"`` (the optimal unbiased randomizer of Badanidiyuru et al.
+    2023) when its vote inflation ``rho = 1 + 12 v(eps)`` (``v``:
+    :func:`~sklearn_labeldp.regression._moments.two_output_variance` at its
+    epsilon) is at least 1.5 and its k-NN, ``10 rho`` neighbours, takes at
+    most ``n / 6`` rows; ``"rr_on_bins"`` (Ghazi et al. 2023) otherwise.
+    RR-on-Bins' releases have the least error but stand for the value of the
+    label's bin, whose rounding a model keeps however many rows it averages;
+    the unbiased releases are far noisier but have mean ``y``, and a k-NN of
+    enough rows averages the noise away. Where ``10 rho`` exceeds ``n / 6``
+    the neighbourhoods grow too wide for a target that varies (a sine of 2,000
+    rows at eps 0.5 went above the training mean's error with ``n / 4``);
+    where ``rho < 1.5`` (``eps`` above 3.26) RR-on-Bins has bins fine enough
+    that the unbiased noise costs more than their rounding. With 1,000 rows:
+    RR-on-Bins up to ``eps`` 0.85, the unbiased randomizer from there to
+    3.26, RR-on-Bins above; the lower end falls as ``n`` grows (``eps`` 2 from
+    191 rows, 1 from 723, 0.5 from 2,881).
+    Measured in ``benchmarks/regression_defaults.py`` (see the user guide).
+
+    Parameters
+    ----------
+    n_samples : int
+    release_epsilon : float
+        The unbiased randomizer's epsilon: the fit's, less a DP prior's.
+
+    Returns
+    -------
+    {"unbiased", "rr_on_bins"}
+    """
+    setting = RandomizerSetting(release_epsilon, 0.0, (0.0, 1.0), "squared")
+    inflation = RANDOMIZERS["unbiased"].vote_inflation(setting, {})
+    fits = CLEAN_NEIGHBORS * inflation <= n_samples / AUTO_UNBIASED_ROWS_PER_VOTE
+    return "unbiased" if fits and inflation >= AUTO_UNBIASED_MIN_INFLATION else "rr_on_bins"
+
+
 class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegressor):
     """A regressor fitted on real labels privatised by a label randomizer.
 
@@ -96,7 +183,7 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
     the released labels: the model is post-processing of the release, so the
     fit is eps-label-DP (Ghazi et al. 2023).
 
-    - ``"rr_on_bins"`` (default): RR-on-Bins
+    - ``"rr_on_bins"``: RR-on-Bins
       (:func:`~sklearn_labeldp.mechanisms.rr_on_bins`), the randomizer of
       least expected squared (or absolute, ``loss``) error under a prior over
       the labels, among all eps-label-DP randomizers.
@@ -107,13 +194,38 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
       clipped labels (:func:`~sklearn_labeldp.mechanisms.laplace_label`,
       :func:`~sklearn_labeldp.mechanisms.gaussian_label` at ``(epsilon,
       delta)``, :func:`~sklearn_labeldp.mechanisms.staircase_label`); no prior.
+    - ``"auto"`` (default): ``"rr_on_bins"`` with a given ``estimator``; with
+      the default one, a rule of the public ``n`` and ``epsilon``
+      (:func:`auto_mechanism`): the unbiased randomizer under a uniform public
+      prior where a k-NN can average its noise away (``10 rho`` neighbours
+      within ``n / 6`` rows, ``rho = 1 + 12 v(eps) >= 1.5``, where ``v =
+      e^eps / (e^eps - 1)^2`` is the variance of debiased two-output
+      randomized response per squared range width), RR-on-Bins elsewhere.
+      RR-on-Bins' releases have the least error but stand for their bin's
+      value, a rounding that a model keeps however many rows it averages;
+      the unbiased releases have mean ``y`` (Badanidiyuru et al. 2023). On
+      Friedman #2 with 2,000 training rows at eps 1 the default's test MSE
+      went from 4.6 to 2.1 times that of
+      :class:`~sklearn_labeldp.DPLeastSquaresRegressor` (see the user guide).
+
+    With ``estimator=None`` the base is a ``KNeighborsRegressor`` whose
+    ``n_neighbors`` follows the release's noise (:func:`default_n_neighbors`):
+    ``10 rho``, at most ``n / 4``, with ``rho`` the factor by which the
+    randomizer's noise multiplies the neighbours that clean labels need
+    (``1 + 12 sigma^2`` for an unbiased release of noise variance ``sigma^2``
+    per squared range width, ``coth(eps / 2)`` for RR-on-Bins). The rules
+    read public quantities only (``n``, ``epsilon``, ``delta``, the label
+    range and the randomizer's planned parameters), never the labels.
 
     The prior of the first two is ``prior`` when given (public), or else a DP
     histogram of the labels rounded to ``n_prior_values`` evenly spaced
     values of the range, released with discrete Laplace noise at
     ``prior_epsilon``; the randomizer then runs at ``epsilon -
     prior_epsilon`` and, by sequential composition, the fit is
-    ``epsilon``-label-DP.
+    ``epsilon``-label-DP. Where ``mechanism="auto"`` resolves to the unbiased
+    randomizer with ``prior_epsilon="auto"``, its prior is instead the uniform
+    one over ``n_prior_values`` evenly spaced values of the range: public, so
+    the randomizer keeps all of ``epsilon``.
 
     The released labels can be learnt from again at no cost:
     :class:`~sklearn_labeldp.model_selection.PrivateGridSearchCV` with
@@ -124,9 +236,12 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
     Parameters
     ----------
     estimator : regressor, default=None
-        Fitted on the released labels; ``None`` is
-        ``KNeighborsRegressor(n_neighbors=10)``. It receives ``X`` as given
-        (a DataFrame for a ``ColumnTransformer`` pipeline, a sparse matrix).
+        Fitted on the released labels; ``None`` is a ``KNeighborsRegressor``
+        whose ``n_neighbors`` is resolved at fit time from public quantities
+        (above), recorded in ``mechanism_params_["n_neighbors"]`` and as
+        ``estimator_.n_neighbors``. It receives ``X`` as given (a DataFrame
+        for a ``ColumnTransformer`` pipeline, a sparse matrix): a k-NN reads
+        distances, so standardise public features of different scales first.
     epsilon : float, default=1.0
         Label-DP epsilon of the whole fit, > 0.
     delta : float, default=1e-5
@@ -136,24 +251,29 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         Public range of the labels; labels outside it are clipped. ``None``
         takes the smallest and largest label of ``y``, which reveals them,
         and warns with a :class:`~sklearn_labeldp.exceptions.PrivacyLeakWarning`.
-    mechanism : {"rr_on_bins", "unbiased", "laplace", "gaussian", "staircase"}, \
-            default="rr_on_bins"
+    mechanism : {"auto", "rr_on_bins", "unbiased", "laplace", "gaussian", "staircase"}, \
+            default="auto"
+        The randomizer (above); ``"auto"`` is resolved at fit time and
+        recorded in ``mechanism_params_["mechanism"]``.
     prior : tuple (values, probabilities), default=None
         A public prior over label values in ``label_range`` (for
         ``"rr_on_bins"`` and ``"unbiased"`` only); ``None`` releases a DP
-        histogram of the labels.
+        histogram of the labels (or the uniform prior: see ``prior_epsilon``).
     prior_epsilon : float or "auto", default="auto"
         Epsilon of the DP histogram (``prior=None`` with ``"rr_on_bins"`` or
         ``"unbiased"``), in ``(0, epsilon)``; ``"auto"`` is ``0.1 *
         epsilon``, or ``0.3 * epsilon`` where the release is weak (``n
-        tanh(0.9 epsilon / 2)^2 < 50``; see :func:`auto_prior_epsilon`);
-        recorded in ``mechanism_params_["prior_epsilon"]``.
+        tanh(0.9 epsilon / 2)^2 < 50``; see :func:`auto_prior_epsilon`), and
+        0 (the uniform public prior, no histogram) where ``mechanism="auto"``
+        resolves to ``"unbiased"``; recorded in
+        ``mechanism_params_["prior_epsilon"]``.
     n_prior_values : int or "auto", default="auto"
         Values of the histogram's grid (>= 2), evenly spaced over the range
         ends included. ``"auto"``: ``n * prior_epsilon / 50`` between 4 and 64
         (at most 17 for ``"unbiased"``, whose linear program grows with it), so
         that a cell holds on average about 50 / prior_epsilon labels, some 18
-        standard deviations of its noise (see :func:`auto_prior_size`).
+        standard deviations of its noise (see :func:`auto_prior_size`); 17
+        for the uniform prior.
     loss : {"squared", "absolute"}, default="squared"
         The loss RR-on-Bins' bins minimise (``"rr_on_bins"``) or the staircase's
         ``gamma`` is optimised for (``"staircase"``).
@@ -192,11 +312,14 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
     privatized_labels_ : ndarray of shape (n_samples,)
         The released labels.
     prior_ : tuple (values, probabilities) or None
-        The prior the randomizer used: ``prior``, the DP histogram, or None.
+        The prior the randomizer used: ``prior``, the DP histogram, the
+        uniform prior (``mechanism="auto"`` resolved to ``"unbiased"``), or None.
     label_range_ : tuple of float
     mechanism_params_ : dict
-        ``"mechanism"``, ``"release_epsilon"`` (the randomizer's epsilon),
-        ``"debias"`` (resolved) and, as they apply, ``"prior_epsilon"``,
+        ``"mechanism"`` (resolved), ``"release_epsilon"`` (the randomizer's
+        epsilon), ``"debias"`` (resolved), ``"n_neighbors"`` (the default
+        base's resolved ``n_neighbors``; None when ``estimator`` is given)
+        and, as they apply, ``"prior_epsilon"`` (0.0 for the uniform prior),
         ``"n_prior_values"``, ``"bin_outputs"`` (RR-on-Bins' outputs),
         ``"release_scale"`` and ``"release_shift"`` (RR-on-Bins' ``p - q``
         and ``q sum_k b_k``), ``"noise_scale"`` (Laplace's scale, Gaussian's
@@ -232,6 +355,15 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
     (True, 'RR-on-Bins+DP histogram prior')
     >>> reg.mechanism_params_["prior_epsilon"], reg.mechanism_params_["n_prior_values"]
     (0.4, 24)
+
+    With the default base, the randomizer, its prior and ``n_neighbors``
+    follow the noise:
+
+    >>> default = NoisyLabelRegressor(epsilon=2.0, label_range=(0, 30),
+    ...                               random_state=0).fit(X, y)
+    >>> params = default.mechanism_params_
+    >>> params["mechanism"], params["prior_epsilon"], params["n_neighbors"]
+    ('unbiased', 0.0, 32)
     """
 
     _dp_outputs = ("privatized_labels_", "prior_", "prior_.*")
@@ -247,7 +379,7 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         **BaseLabelDPRegressor._parameter_constraints,
         "estimator": [HasMethods(["fit", "predict"]), None],
         "delta": [Interval(Real, 0, 1, closed="neither")],
-        "mechanism": [StrOptions(set(RANDOMIZERS))],
+        "mechanism": [StrOptions({*RANDOMIZERS, "auto"})],
         "prior": [tuple, list, None],
         "prior_epsilon": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "n_prior_values": [Interval(Integral, 2, None, closed="left"), StrOptions({"auto"})],
@@ -256,7 +388,7 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
     }
 
     def __init__(self, estimator=None, *, epsilon=1.0, delta=1e-5, label_range=None,
-                 mechanism="rr_on_bins", prior=None, prior_epsilon="auto",
+                 mechanism="auto", prior=None, prior_epsilon="auto",
                  n_prior_values="auto", loss="squared", debias="auto", random_state=None,
                  accountant=None):
         self.estimator = estimator
@@ -273,7 +405,11 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         self.accountant = accountant
 
     def _get_estimator(self):
-        return KNeighborsRegressor(n_neighbors=10) if self.estimator is None else self.estimator
+        # The template outside a fit (tags, sample_weight, the estimator checks);
+        # every fit resolves n_neighbors in its plan (default_n_neighbors).
+        if self.estimator is None:
+            return KNeighborsRegressor(n_neighbors=CLEAN_NEIGHBORS)
+        return self.estimator
 
     def _expected_failed_checks(self):
         # See sklearn_labeldp.utils.expected_failed_checks.
@@ -324,14 +460,36 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
 
     # ------------------------------------------------------------------ the plan
 
-    def _prior_plan(self, n_samples, label_range):
+    def _resolve_mechanism(self, n_samples):
+        """The randomizer and whether its prior is the uniform one; public only.
+
+        A given ``mechanism`` is used as given. ``"auto"`` is
+        ``"rr_on_bins"`` with a given estimator (whose averaging of noise is
+        unknown), and with the default base :func:`auto_mechanism` at the
+        unbiased randomizer's epsilon: all of ``epsilon`` under a public prior
+        (``prior``, or with ``prior_epsilon="auto"`` the uniform prior over
+        the range that the unbiased randomizer then uses), else ``epsilon -
+        prior_epsilon``.
+        """
+        if self.mechanism != "auto":
+            return self.mechanism, False
+        if self.estimator is not None:
+            return "rr_on_bins", False
+        public = self.prior is not None or self.prior_epsilon == "auto"
+        prior_epsilon = 0.0 if public else float(self.prior_epsilon)
+        if not prior_epsilon < self.epsilon:  # _prior_plan says why
+            return "rr_on_bins", False
+        mechanism = auto_mechanism(n_samples, self.epsilon - prior_epsilon)
+        return mechanism, mechanism == "unbiased" and self.prior is None and public
+
+    def _prior_plan(self, mechanism, n_samples, label_range, *, uniform=False):
         """The prior's source, its epsilon and grid; public only."""
-        randomizer = RANDOMIZERS[self.mechanism]
+        randomizer = RANDOMIZERS[mechanism]
         if not randomizer.uses_prior:
             if self.prior is not None or self.prior_epsilon != "auto" or \
                     self.n_prior_values != "auto":
                 raise ValueError(
-                    f"mechanism={self.mechanism!r} uses no prior: leave prior, prior_epsilon "
+                    f"mechanism={mechanism!r} uses no prior: leave prior, prior_epsilon "
                     "and n_prior_values at their defaults (they apply to "
                     f"{sorted(name for name, row in RANDOMIZERS.items() if row.uses_prior)})."
                 )
@@ -344,6 +502,15 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
                 )
             values, probabilities, order = check_value_prior(self.prior, label_range)
             return {"prior_epsilon": 0.0, "prior": (values, probabilities)}
+        size = self.n_prior_values
+        if uniform:
+            # mechanism="auto" chose the unbiased randomizer: a uniform prior over the
+            # range is public and leaves it all of epsilon (measured better than the
+            # DP histogram there: benchmarks/regression_defaults.py --table prior).
+            size = randomizer.prior_values if size == "auto" else int(size)
+            grid = label_grid(label_range, size)
+            return {"prior_epsilon": 0.0, "n_prior_values": size, "uniform": True,
+                    "prior": (grid, np.full(size, 1.0 / size))}
         prior_epsilon = (auto_prior_epsilon(self.epsilon, n_samples)
                          if self.prior_epsilon == "auto" else float(self.prior_epsilon))
         if not prior_epsilon < self.epsilon:
@@ -351,7 +518,6 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
                 f"prior_epsilon={self.prior_epsilon!r} must be < epsilon={self.epsilon!r}: "
                 "the rest of epsilon pays for the randomizer."
             )
-        size = self.n_prior_values
         if size == "auto":
             size = auto_prior_size(n_samples, prior_epsilon, upper=randomizer.prior_values)
         return {"prior_epsilon": prior_epsilon, "n_prior_values": int(size),
@@ -365,11 +531,12 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
                 f"released real labels; got the classifier {type(estimator).__name__}."
             )
         n_samples = _num_samples(X)
-        plan = self._prior_plan(n_samples, label_range)
-        randomizer = RANDOMIZERS[self.mechanism]
+        mechanism, uniform = self._resolve_mechanism(n_samples)
+        plan = self._prior_plan(mechanism, n_samples, label_range, uniform=uniform)
+        randomizer = RANDOMIZERS[mechanism]
         setting = RandomizerSetting(self.epsilon - plan["prior_epsilon"], self.delta,
                                     label_range, self.loss)
-        params = {"mechanism": self.mechanism, "release_epsilon": setting.epsilon,
+        params = {"mechanism": mechanism, "release_epsilon": setting.epsilon,
                   **randomizer.plan(setting)}
         if "prior" in plan and randomizer.bins is not None:
             params.update(randomizer.bins(setting, plan["prior"]))
@@ -383,7 +550,19 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
                 f"{randomizer.name}+DP histogram prior", PrivacyBudget(self.epsilon),
                 {"prior_epsilon": plan["prior_epsilon"]}, "sequential", (histogram, spend),
             )
-        plan.update(params=params, setting=setting, randomizer=randomizer)
+        elif plan.get("uniform"):
+            params.update(prior_epsilon=0.0, n_prior_values=plan["n_prior_values"])
+        # The default base follows the release's noise (public: epsilon, n and the
+        # randomizer's planned parameters); a given estimator is used as given.
+        n_neighbors, base = None, self.estimator
+        if base is None:
+            inflation = (1.0 if randomizer.vote_inflation is None
+                         else randomizer.vote_inflation(setting, params))
+            n_neighbors = default_n_neighbors(n_samples, inflation)
+            base = KNeighborsRegressor(n_neighbors=n_neighbors)
+        params["n_neighbors"] = n_neighbors
+        plan.update(params=params, setting=setting, randomizer=randomizer, mechanism=mechanism,
+                    base=base)
         return spend, plan
 
     # ------------------------------------------------------ label-free checks
@@ -397,8 +576,7 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         """
         n_rows = min(_num_samples(X), _TRIAL_ROWS)
         rows = trial_rows(X, n_rows)
-        estimator = quick_trial(seed_estimator(clone(self._get_estimator()),
-                                               np.random.default_rng(0)))
+        estimator = quick_trial(seed_estimator(clone(plan["base"]), np.random.default_rng(0)))
         targets = np.linspace(label_range[0], label_range[1], rows.size)
         trial_fit(
             self,
@@ -438,10 +616,10 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         if randomizer.shrinks:
             scale, shift, _ = randomizer.moments(setting, params, prior)
             params.update(release_scale=scale, release_shift=shift)
-        params["debias"] = resolve_debias(self.debias, self.mechanism, scale,
+        params["debias"] = resolve_debias(self.debias, plan["mechanism"], scale,
                                           labels.n_samples)
         targets = affine_debias(noisy, scale, shift) if params["debias"] == "targets" else noisy
-        estimator = seed_estimator(clone(self._get_estimator()), estimator_rng)
+        estimator = seed_estimator(clone(plan["base"]), estimator_rng)
         estimator.fit(X, targets, **fit_params)
         fitted = {"estimator_": estimator, "privatized_labels_": noisy, "prior_": prior,
                   "mechanism_params_": params}

@@ -9,6 +9,7 @@ rows, never names: a new randomizer is a row, its function and its tests
 (see "Adding a regression randomizer" in the developers' guide).
 """
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,9 +24,22 @@ from ..mechanisms import (
     staircase_label,
     unbiased_randomizer,
 )
-from ._moments import rr_on_bins_moments, staircase_variance, unbiased_variance
+from ._moments import (
+    rr_on_bins_moments,
+    staircase_variance,
+    two_output_variance,
+    unbiased_variance,
+)
 
-__all__ = ["RANDOMIZERS", "Randomizer", "RandomizerSetting", "release_moments", "resolve_debias"]
+__all__ = [
+    "RANDOMIZERS",
+    "UNIFORM_SPREAD",
+    "Randomizer",
+    "RandomizerSetting",
+    "release_moments",
+    "resolve_debias",
+    "spread_inflation",
+]
 
 # debias="auto" undoes RR-on-Bins' shrinkage when the n releases, once debiased,
 # carry as much information as this many noise-free labels: a debiased release
@@ -36,6 +50,22 @@ __all__ = ["RANDOMIZERS", "Randomizer", "RandomizerSetting", "release_moments", 
 # both from eps 0.5: by up to 30% at Friedman's eps 1), was within the seeds'
 # spread at 16 (Friedman, eps 0.1) and raised it at 3.9 (Friedman, eps 0.05).
 AUTO_DEBIAS_MIN_EFFECTIVE_SAMPLES = 50.0
+
+# The squared width of the label range over the variance of labels spread
+# evenly over it: the public scale the default k-NN measures noise against.
+UNIFORM_SPREAD = 12.0
+
+
+def spread_inflation(variance):
+    """``1 + 12 variance``: a vote of unbiased releases of noise ``variance`` (per squared width).
+
+    A k-NN prediction averages ``k`` releases; with labels spread evenly over
+    the range (variance ``width^2 / 12``, the public reference: a label's
+    own spread is unknown) and unbiased noise of variance ``variance
+    width^2``, it needs ``1 + 12 variance`` times the neighbours of clean
+    labels for the same variance.
+    """
+    return 1.0 + UNIFORM_SPREAD * variance
 
 
 @dataclass(frozen=True)
@@ -60,6 +90,11 @@ class RandomizerSetting:
     @property
     def width(self):
         return self.label_range[1] - self.label_range[0]
+
+
+def _coth_half(epsilon):
+    half = math.tanh(epsilon / 2.0)
+    return math.inf if half == 0.0 else 1.0 / half
 
 
 def _no_params(setting):
@@ -113,6 +148,11 @@ class Randomizer:
     shrinks : bool, default=False
         Whether the release shrinks towards the prior's mean (``scale < 1``),
         which ``debias`` may undo.
+    vote_inflation : callable (setting, params) -> float, default=None
+        The factor ``rho >= 1`` by which the release's noise multiplies the
+        neighbours of the default k-NN base (``10 rho``, see
+        :func:`~sklearn_labeldp.regression._noisy_labels.default_n_neighbors`),
+        from public quantities only; ``None``: 1.
     """
 
     name: str
@@ -124,6 +164,7 @@ class Randomizer:
     prior_values: int | None = None
     bins: Callable | None = None
     shrinks: bool = False
+    vote_inflation: Callable | None = None
 
     @property
     def uses_prior(self):
@@ -159,6 +200,10 @@ RANDOMIZERS = {
             epsilon=setting.epsilon, prior=prior, label_range=setting.label_range,
             loss=setting.loss)[0]},
         shrinks=True,
+        # coth(eps / 2), the square root of two-class randomized response's
+        # factor: its bins are fitted to the prior, and the classifiers' full
+        # factor overshot (see _noisy_labels.default_n_neighbors).
+        vote_inflation=lambda setting, params: _coth_half(setting.epsilon),
     ),
     "unbiased": Randomizer(
         name="optimal unbiased randomizer",
@@ -170,6 +215,8 @@ RANDOMIZERS = {
             setting.epsilon, prior, setting.label_range)),
         # Its linear program grows about cubically with the values (0.6 s at 30).
         prior_values=17,
+        vote_inflation=lambda setting, params: spread_inflation(
+            two_output_variance(setting.epsilon)),
     ),
     "laplace": Randomizer(
         name="Laplace label noise",
@@ -180,6 +227,8 @@ RANDOMIZERS = {
                                                                   mechanism=name),
         kwargs=_no_kwargs,
         moments=_unit_moments(lambda setting, params, prior: 2.0 * params["noise_scale"] ** 2),
+        vote_inflation=lambda setting, params: spread_inflation(
+            2.0 * (params["noise_scale"] / setting.width) ** 2),
     ),
     "gaussian": Randomizer(
         name="Gaussian label noise",
@@ -188,6 +237,8 @@ RANDOMIZERS = {
         spend=_gaussian_spend,
         kwargs=lambda setting, params, prior: {"delta": setting.delta, "method": "exact"},
         moments=_unit_moments(lambda setting, params, prior: params["noise_scale"] ** 2),
+        vote_inflation=lambda setting, params: spread_inflation(
+            (params["noise_scale"] / setting.width) ** 2),
     ),
     "staircase": Randomizer(
         name="staircase label noise",
@@ -197,6 +248,8 @@ RANDOMIZERS = {
         kwargs=lambda setting, params, prior: {"gamma": params["gamma"]},
         moments=_unit_moments(lambda setting, params, prior: staircase_variance(
             setting.epsilon, params["gamma"], setting.width)),
+        vote_inflation=lambda setting, params: spread_inflation(
+            staircase_variance(setting.epsilon, params["gamma"], 1.0)),
     ),
 }
 

@@ -108,6 +108,27 @@ def test_the_estimator_records_and_releases_through_the_row(name):
             np.testing.assert_allclose(reg.mechanism_params_[key], value, err_msg=key)
 
 
+@pytest.mark.parametrize("name", RANDOMIZERS)
+def test_the_vote_inflation_is_public_and_follows_the_noise(name):
+    # The default base's factor reads the setting and planned parameters only (no
+    # prior: it is resolved before the DP histogram exists), is >= 1, falls as
+    # epsilon grows, and for an unbiased release with its own variance in the row's
+    # moments is 1 + 12 variance / width^2 (labels spread evenly over the range).
+    row = RANDOMIZERS[name]
+    if row.vote_inflation is None:
+        return
+    factors = []
+    for epsilon in (0.5, 1.0, 4.0):
+        setting = RandomizerSetting(epsilon, DELTA, (0.0, 10.0), "squared")
+        params = row.plan(setting)
+        factors.append(row.vote_inflation(setting, params))
+        if not row.uses_prior:  # additive noise: its variance is in the row's moments
+            scale, _, variance = row.moments(setting, params, None)
+            assert scale == 1.0
+            assert factors[-1] == pytest.approx(1 + 12 * variance / 10.0**2)
+    assert factors == sorted(factors, reverse=True) and factors[-1] >= 1.0
+
+
 def test_a_new_row_is_all_the_estimator_and_these_tests_need(monkeypatch):
     # The developers' recipe: a release function, a row, its export and API entry.
     # Here the row reuses the Laplace release under a new key: nothing else in the

@@ -1,6 +1,7 @@
 """NoisyLabelRegressor and DPLeastSquaresRegressor: privacy records, errors before the charge,
 scikit-learn plumbing, and utility at a large epsilon."""
 
+import math
 import pickle
 import warnings
 
@@ -245,3 +246,133 @@ def test_the_prior_share_follows_the_release_strength_from_public_n_and_epsilon(
     given = NoisyLabelRegressor(epsilon=0.5, prior_epsilon=0.05, label_range=(0, 1),
                                 random_state=0).fit(X, y)
     assert given.mechanism_params_["prior_epsilon"] == 0.05  # a user value wins
+
+
+
+# ---------------------------------------------------------------- the default configuration
+
+
+def _v(epsilon):
+    """Debiased two-output randomized response's variance per squared width, p q / (p - q)^2."""
+    p = math.exp(epsilon) / (math.exp(epsilon) + 1)
+    return p * (1 - p) / (2 * p - 1) ** 2
+
+
+def _resolved(reg):
+    params = reg.mechanism_params_
+    return (params["mechanism"], round(params["release_epsilon"], 12),
+            round(params.get("prior_epsilon", -1.0), 12), params.get("n_prior_values"),
+            params["n_neighbors"], reg.estimator_.n_neighbors, reg.privacy_spend_.mechanism,
+            reg.privacy_spend_.epsilon)
+
+
+@pytest.mark.parametrize("n, epsilon, expected", [
+    # Weak release: RR-on-Bins, 30% to the DP histogram, 10 coth(0.35 / 2) neighbours.
+    (300, 0.5, ("rr_on_bins", 0.35, 0.15, 4, round(10 / math.tanh(0.175)))),
+    # The unbiased randomizer's 10 (1 + 12 v(2)) = 31.7 neighbours fit in 300 / 6 rows:
+    # it runs at all of epsilon under the uniform prior (17 values).
+    (300, 2.0, ("unbiased", 2.0, 0.0, 17, round(10 * (1 + 12 * _v(2.0))))),
+    # 10 (1 + 12 v(1)) = 120.5 neighbours need 723 rows: RR-on-Bins below, unbiased from there.
+    (722, 1.0, ("rr_on_bins", 0.9, 0.1, 4, round(10 / math.tanh(0.45)))),
+    (723, 1.0, ("unbiased", 1.0, 0.0, 17, 120)),
+    # rho = 1 + 12 v(4) < 1.5: RR-on-Bins, whose bins are fine by then, 10 coth(1.8) = 11.
+    (2000, 4.0, ("rr_on_bins", 3.6, 0.4, 16, 11)),
+])
+def test_the_default_follows_the_noise_by_a_rule_of_public_quantities(n, epsilon, expected):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(n, 3)), rng.uniform(0, 30, n)
+    recorded, params = set(), []
+    # The labels, permuted, constant or at the range's end: n and epsilon decide alone.
+    for labels in (y, rng.permutation(y), np.zeros(n), np.full(n, 30.0)):
+        reg = NoisyLabelRegressor(epsilon=epsilon, label_range=RANGE, random_state=0,
+                                  accountant=BudgetAccountant(np.inf)).fit(X, labels)
+        recorded.add(_resolved(reg))
+        params.append(dict(reg.mechanism_params_))
+    assert len(recorded) == 1
+    if expected[0] == "unbiased":  # nothing in its record comes from a DP release
+        assert all(p == params[0] for p in params[1:])
+    mechanism, release_epsilon, prior_epsilon, n_values, k, k_fitted, name, total = \
+        recorded.pop()
+    assert mechanism == expected[0] and n_values == expected[3] and k == expected[4]
+    assert release_epsilon == pytest.approx(expected[1])
+    assert prior_epsilon == pytest.approx(expected[2])
+    assert k_fitted == k and total == pytest.approx(epsilon)
+    if mechanism == "unbiased":
+        # The uniform prior is public: no histogram, one leaf at all of epsilon.
+        assert name == "optimal unbiased randomizer"
+        assert reg.privacy_spend_.composition == "leaf"
+        values, probabilities = reg.prior_
+        assert_allclose(values, np.linspace(*RANGE, 17))
+        assert_allclose(probabilities, 1 / 17)
+        assert reg.mechanism_params_["debias"] == "none"
+    else:
+        assert name == "RR-on-Bins+DP histogram prior"
+        assert reg.privacy_spend_.parts[0].epsilon == pytest.approx(expected[2])
+    # fit resolves the values into fitted attributes; it never writes a parameter.
+    assert reg.get_params()["mechanism"] == "auto" and reg.get_params()["estimator"] is None
+
+
+def test_a_user_value_wins_over_the_default_rule():
+    rng = np.random.default_rng(1)
+    X, y = rng.normal(size=(800, 3)), rng.uniform(0, 30, 800)
+    kw = {"epsilon": 1.0, "label_range": RANGE, "random_state": 0,
+          "accountant": BudgetAccountant(np.inf)}
+    assert NoisyLabelRegressor(**kw).fit(X, y).mechanism_params_["mechanism"] == "unbiased"
+    # A given estimator is used as given, with the former default, RR-on-Bins.
+    given = NoisyLabelRegressor(KNeighborsRegressor(n_neighbors=3), **kw).fit(X, y)
+    assert given.mechanism_params_["mechanism"] == "rr_on_bins"
+    assert given.mechanism_params_["n_neighbors"] is None
+    assert given.estimator_.n_neighbors == 3
+    # A given mechanism is used as given; the default base follows its noise.
+    bins = NoisyLabelRegressor(mechanism="rr_on_bins", **kw).fit(X, y)
+    assert bins.mechanism_params_["mechanism"] == "rr_on_bins"
+    assert bins.mechanism_params_["n_neighbors"] == round(10 / math.tanh(0.45))
+    # mechanism="unbiased" keeps its DP histogram prior (the uniform one is "auto"'s).
+    unbiased = NoisyLabelRegressor(mechanism="unbiased", **kw).fit(X, y)
+    assert unbiased.privacy_spend_.parts[0].epsilon == pytest.approx(0.1)
+    assert unbiased.mechanism_params_["n_neighbors"] == round(10 * (1 + 12 * _v(0.9)))
+    laplace = NoisyLabelRegressor(mechanism="laplace", **kw).fit(X, y)
+    assert laplace.mechanism_params_["n_neighbors"] == 800 // 4  # 10 (1 + 12 * 2) > n / 4
+    # A given prior_epsilon: its DP histogram, and the rule at the rest of epsilon
+    # (10 (1 + 12 v(0.8)) = 188 neighbours need 1,127 rows: RR-on-Bins with 800).
+    share = NoisyLabelRegressor(prior_epsilon=0.2, **kw).fit(X, y)
+    assert share.mechanism_params_["mechanism"] == "rr_on_bins"
+    assert share.mechanism_params_["prior_epsilon"] == 0.2
+    bigger = NoisyLabelRegressor(prior_epsilon=0.2, **kw).fit(np.vstack([X, X]),
+                                                              np.hstack([y, y]))
+    assert bigger.mechanism_params_["mechanism"] == "unbiased"
+    assert bigger.privacy_spend_.parts[0].epsilon == pytest.approx(0.2)
+    # A public prior or a grid size is used by the resolved randomizer.
+    prior = (np.linspace(0, 30, 5), np.full(5, 0.2))
+    public = NoisyLabelRegressor(prior=prior, **kw).fit(X, y)
+    assert public.mechanism_params_["mechanism"] == "unbiased"
+    assert_allclose(public.prior_[0], prior[0])
+    assert "prior_epsilon" not in public.mechanism_params_
+    grid = NoisyLabelRegressor(n_prior_values=9, **kw).fit(X, y)
+    assert grid.prior_[0].size == 9 == grid.mechanism_params_["n_prior_values"]
+
+
+def test_the_default_rule_functions():
+    from sklearn_labeldp.regression._moments import two_output_variance, unbiased_variance
+    from sklearn_labeldp.regression._noisy_labels import auto_mechanism, default_n_neighbors
+
+    for epsilon in (0.1, 1.0, 3.0, 30.0):
+        assert two_output_variance(epsilon) == pytest.approx(_v(epsilon))
+    assert two_output_variance(1e-320) == np.inf and two_output_variance(800.0) == 0.0
+    # It stands for the unbiased randomizer's variance under a uniform prior: within
+    # 8% up to eps 2 (the rule's range of eps where n / 6 rows matter).
+    uniform = (np.linspace(0, 1, 17), np.full(17, 1 / 17))
+    for epsilon in (0.45, 0.9, 1.8):
+        ratio = unbiased_variance(epsilon, uniform, (0, 1)) / two_output_variance(epsilon)
+        assert 1.0 <= ratio < 1.08
+    # The thresholds the docstrings state.
+    for n, epsilon, mechanism in [(190, 2.0, "rr_on_bins"), (191, 2.0, "unbiased"),
+                                  (722, 1.0, "rr_on_bins"), (723, 1.0, "unbiased"),
+                                  (2880, 0.5, "rr_on_bins"), (2881, 0.5, "unbiased"),
+                                  (10**6, 3.25, "unbiased"), (10**6, 3.27, "rr_on_bins")]:
+        assert auto_mechanism(n, epsilon) == mechanism, (n, epsilon)
+    assert default_n_neighbors(1000, 1.0) == 10
+    assert default_n_neighbors(1000, 4.04) == 40
+    assert default_n_neighbors(100, 7.0) == 25  # the cap n / 4
+    assert default_n_neighbors(3, 7.0) == 1
+    assert default_n_neighbors(10**6, np.inf) == 250_000
