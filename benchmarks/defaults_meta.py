@@ -38,7 +38,10 @@ Data (``--datasets``): ``adult``, ``digits`` and ``synthetic`` loaded by
 one-hot categoricals and no row clipping); ``small-N-K``:
 ``make_classification(n_samples=N + 2000, n_features=10, n_informative=5,
 n_classes=K, random_state=1)``, the first ``N`` rows for training and 2,000
-for testing (standardised on the training rows).
+for testing (standardised on the training rows); ``hastie``
+(``make_hastie_10_2``, 12,000 rows, two classes) and ``tabular-3``
+(``make_classification``, 6,000 rows, 15 features, three classes), split
+70/30: tabular sets the default-base rule was not set on.
 
 Columns, as in ``benchmarks/defaults.py``: test accuracy, median over the
 seeds (``--seeds``, default 3), at each epsilon (``--epsilons``); ``base`` is
@@ -57,6 +60,7 @@ Prints one Markdown table per data set (``--out FILE`` also writes them).
 """
 
 import argparse
+import math
 import time
 import warnings
 from pathlib import Path
@@ -65,7 +69,7 @@ import numpy as np
 from defaults import DEFAULT_DATA_DIR, load
 from joblib import Parallel, delayed
 from sklearn.base import clone
-from sklearn.datasets import make_classification
+from sklearn.datasets import make_classification, make_hastie_10_2
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
@@ -87,6 +91,11 @@ def _dpsgd(**kw):
     from sklearn_labeldp.nn import DPSGDClassifier  # the [torch] extra
 
     return DPSGDClassifier(delta=1e-5, **kw)
+
+
+def _knn_only(cls):
+    """``cls`` whose default base is always the noise-following k-NN."""
+    return type(f"{cls.__name__}KNN", (cls,), {"_trees_min_rows": math.inf})
 
 
 def _hgb():
@@ -113,6 +122,11 @@ ESTIMATORS = {
     "lp2-lr": lambda **kw: RRWithPriorClassifier(LogisticRegression(), n_stages=2, **kw),
     "lp2-lr-old": lambda **kw: RRWithPriorClassifier(LogisticRegression(), **_OLD_LP2, **kw),
     "lp2-old": lambda **kw: RRWithPriorClassifier(KNeighborsClassifier(10), **_OLD_LP2, **kw),
+    # The default base's k-NN where the rule would pick the trees (the former default).
+    "rr-knn": lambda **kw: _knn_only(RRWithPriorClassifier)(**kw),
+    "lp2-knn": lambda **kw: _knn_only(RRWithPriorClassifier)(n_stages=2, **kw),
+    "va-knn": lambda **kw: _knn_only(VectorApproxClassifier)(**kw),
+    "alibi-knn": lambda **kw: _knn_only(ALIBIClassifier)(**kw),
     # The standard bases of the default-base rule: a linear model and boosted trees.
     "rr-hgb": lambda **kw: RRWithPriorClassifier(_hgb(), **kw),
     "lp2-hgb": lambda **kw: RRWithPriorClassifier(_hgb(), n_stages=2, **kw),
@@ -157,7 +171,22 @@ def nonprivate_base(name, X_train, y_train, X_test, y_test, epsilon):
     return base.fit(X_train, y_train).score(X_test, y_test)
 
 
+def _held_out(name):
+    """Two tabular sets the default-base rule was not set on (70/30, standardised)."""
+    if name == "hastie":  # 12,000 rows, 10 features, two classes (Hastie et al. 2009)
+        X, y = make_hastie_10_2(12000, random_state=0)
+        y = (y > 0).astype(int)
+    else:  # "tabular-3": 6,000 rows, 15 features, three classes
+        X, y = make_classification(6000, 15, n_informative=8, n_redundant=2, n_classes=3,
+                                   flip_y=0.05, random_state=7)
+    n = int(0.7 * y.size)
+    scaler = StandardScaler().fit(X[:n])
+    return scaler.transform(X[:n]), y[:n], scaler.transform(X[n:]), y[n:]
+
+
 def load_data(name, data_dir):
+    if name in ("hastie", "tabular-3"):
+        return _held_out(name)
     if not name.startswith("small-"):
         return load(name, data_dir)
     n, n_classes = (int(v) for v in name.split("-")[1:])

@@ -624,6 +624,10 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
         """The unfitted estimator whose fitted clone becomes ``estimator_``."""
         return self._get_estimator()
 
+    def _trial_template(self, plan):
+        """The unfitted estimator the label-free trial fits a clone of: the base."""
+        return self._get_estimator()
+
     def _check_before_charge(self, X, n_classes, plan, fit_params):
         """Fit a clone of the base estimator on a few public rows with label-free targets.
 
@@ -635,7 +639,7 @@ class BaseLabelDPMetaClassifier(MetaEstimatorMixin, BaseLabelDPClassifier):
         smallest = self._trial_rows(plan) or _num_samples(X)
         n_rows = min(smallest, _TRIAL_ROWS)
         rows = trial_rows(X, n_rows)
-        estimator = seed_estimator(clone(self._get_estimator()), np.random.default_rng(0))
+        estimator = seed_estimator(clone(self._trial_template(plan)), np.random.default_rng(0))
         quick_trial(estimator)
         hint = ""
         if is_regressor(estimator) and not get_tags(estimator).target_tags.multi_output:

@@ -25,12 +25,12 @@ from ..mechanisms import (
 )
 from ..utils import progress, row_blocks_on_dask
 from ..utils._dask import class_labels, class_probabilities
-from ._default_base import NoiseAdaptiveNeighborsMixin, rr_vote_inflation
+from ._default_base import NoiseAdaptiveBaseMixin, rr_vote_inflation
 
 __all__ = ["ALIBIClassifier"]
 
 
-class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
+class ALIBIClassifier(NoiseAdaptiveBaseMixin, BaseLabelDPMetaClassifier):
     """Label-DP classifier trained on denoised soft labels (ALIBI, Soft-RR).
 
     Noise is added once to each one-hot label: Laplace with scale ``2 / eps``
@@ -53,12 +53,14 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
         ``KNeighborsClassifier`` as the ``KNeighborsRegressor`` of the same
         neighbourhood, any other on rows replicated in proportion to the soft
         labels; see the target adapters and the ALIBI guide).
-        ``None`` means a ``KNeighborsRegressor`` whose ``n_neighbors`` is
-        resolved at fit time from public quantities: ``10 rho`` (rounded) with
+        ``None`` means a base resolved at fit time from public quantities: a
+        ``HistGradientBoostingClassifier`` where ``n / (K rho^2) >= 150`` and
+        ``X`` is dense, else a ``KNeighborsRegressor`` whose ``n_neighbors``
+        is ``10 rho`` (rounded) with
         ``rho`` the factor by which K-ary randomized response at the same
         ``epsilon`` inflates a k-NN vote between two classes, capped at
         ``n_samples / (2 n_classes)``; recorded in
-        ``mechanism_params_["n_neighbors"]`` and as ``estimator_.n_neighbors``
+        ``mechanism_params_["default_base"]`` and ``["n_neighbors"]``
         (see :ref:`the rule <alibi-default-base>`).
     epsilon : float, default=1.0
         Label-DP epsilon of the fit, > 0 and finite.
@@ -102,9 +104,9 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
         The parameters of the mechanism: ``"noise"`` (``"laplace"`` or
         ``"gaussian"``) and ``"noise_scale"``, the Laplace scale ``b = 2 / epsilon``
         or the Gaussian standard deviation ``s`` calibrated to
-        ``(epsilon, delta)``, and ``"n_neighbors"``, the resolved
-        ``n_neighbors`` of the default base (None when ``estimator`` is
-        given).
+        ``(epsilon, delta)``, ``"default_base"`` (the resolved default base's
+        class name) and ``"n_neighbors"`` (its ``n_neighbors``, None for the
+        trees; both None when ``estimator`` is given).
     epsilon_ : float
     delta_ : float
     privacy_spend_ : PrivacySpend
@@ -174,6 +176,7 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
         self.accountant = accountant
 
     _default_neighbors_class = KNeighborsRegressor
+    _trees_min_rows = 150  # soft or bit targets (see _default_base)
 
     def _vote_inflation(self, n_classes):
         # Its Bayes denoising over two rounds brings ALIBI's targets to about
@@ -198,8 +201,7 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
             )
         kind = "hard" if self.post_processing == "argmax" else "soft"
         check_target_capability(self._get_estimator(), kind)
-        base, n_neighbors = self._plan_base(_num_samples(X), classes.size)
-        plan = {"base": base, "n_neighbors": n_neighbors}
+        plan = self._plan_base(X, _num_samples(X), classes.size)
         if self.noise == "gaussian":
             if self.delta is None:
                 raise ValueError("noise='gaussian' needs delta in (0, 1).")
@@ -267,7 +269,7 @@ class ALIBIClassifier(NoiseAdaptiveNeighborsMixin, BaseLabelDPMetaClassifier):
             "estimators_": estimators,
             "soft_labels_": soft,
             "mechanism_params_": {
-                "noise": self.noise, "noise_scale": scale, "n_neighbors": plan["n_neighbors"],
+                "noise": self.noise, "noise_scale": scale, **self._base_params(plan),
             },
         }
 

@@ -30,7 +30,7 @@ from ..mechanisms import (
 from ..priors import ClusterPrior, apply_temperature, cluster_assignment, model_prior
 from ..utils import derived_random_state, is_dask, progress
 from ..utils._logging import logger
-from ._default_base import NoiseAdaptiveNeighborsMixin, rr_vote_inflation
+from ._default_base import NoiseAdaptiveBaseMixin, rr_vote_inflation
 
 __all__ = ["RRWithPriorClassifier", "auto_stage_fractions", "auto_temperature", "auto_warm_start"]
 
@@ -133,7 +133,7 @@ def _refuse_reuse(n_stages, has_prior, prior):
 
 
 class RRWithPriorClassifier(
-    NoiseAdaptiveNeighborsMixin, TargetReuseMixin, CodeClassifierPredictMixin,
+    NoiseAdaptiveBaseMixin, TargetReuseMixin, CodeClassifierPredictMixin,
     BaseLabelDPMetaClassifier,
 ):
     """Label-DP classifier trained on RRWithPrior labels in stages (LP-MST).
@@ -164,13 +164,16 @@ class RRWithPriorClassifier(
     estimator : classifier, default=None
         Base estimator fitted on the noisy labels of each stage (a regressor is
         refused before any budget is charged); it needs ``predict_proba`` when
-        ``n_stages > 1``. ``None`` means a ``KNeighborsClassifier`` whose
-        ``n_neighbors`` is resolved at fit time from public quantities:
+        ``n_stages > 1``. ``None`` means a base resolved at fit time from
+        public quantities: a ``HistGradientBoostingClassifier`` where ``n /
+        (K rho^2) >= 60`` for the first stage's ``n`` rows and a dense ``X``,
+        else a ``KNeighborsClassifier`` whose ``n_neighbors`` is
         ``10 rho`` (rounded), with ``rho`` the factor by which K-ary randomized
         response at the stage epsilon inflates a k-NN vote between two classes
         (``coth^2(eps / 2)`` for two classes), capped at ``n / (2 K)`` for the
-        first stage's ``n`` rows; recorded in ``mechanism_params_["n_neighbors"]``
-        and as ``estimator_.n_neighbors`` (see :ref:`the rule <lp-mst-defaults>`).
+        first stage's ``n`` rows; recorded in ``mechanism_params_["default_base"]``
+        (the class's name) and ``["n_neighbors"]`` (see :ref:`the rule
+        <lp-mst-defaults>`).
     epsilon : float, default=1.0
         Label-DP parameter of the whole fit, > 0 and finite.
     classes : array-like, default=None
@@ -256,8 +259,9 @@ class RRWithPriorClassifier(
         (n_stages,) with the mean ``k*`` of each stage (``n_classes`` for a
         uniform prior; ``k*`` depends on the public prior only), and the
         resolved schedule: ``"stage_fractions"``, ``"temperature"``,
-        ``"warm_start"`` (as the attributes below) and ``"n_neighbors"``, the
-        default base's resolved ``n_neighbors`` (None when ``estimator`` is
+        ``"warm_start"`` (as the attributes below), ``"default_base"`` (the
+        resolved default base's class name) and ``"n_neighbors"`` (its
+        ``n_neighbors``, None for the trees; both None when ``estimator`` is
         given).
     stage_fractions_ : ndarray of shape (n_stages,)
         The stage split used (``stage_fractions``, or what ``"auto"`` or
@@ -569,8 +573,6 @@ class RRWithPriorClassifier(
         sizes = self._stage_sizes(fractions, n_samples)
         if self._uses_cluster_prior():
             self._check_cluster_prior(n_samples)
-        # The first stage is the smallest training set a stage model sees.
-        base, n_neighbors = self._plan_base(int(sizes[0]), classes.size)
         plan = {
             "stages": np.split(rng.permutation(n_samples), np.cumsum(sizes)[:-1]),
             "initial_prior": self._initial_prior(X, classes),
@@ -580,8 +582,8 @@ class RRWithPriorClassifier(
             "stage_fractions": fractions,
             "temperature": self._temperature(classes.size),
             "warm_start": self._warm_start(),
-            "base": base,
-            "n_neighbors": n_neighbors,
+            # The first stage is the smallest training set a stage model sees.
+            **self._plan_base(X, int(sizes[0]), classes.size),
         }
         if self._uses_cluster_prior():
             # k-means sees the public features only: the groups, and so the
@@ -765,7 +767,7 @@ class RRWithPriorClassifier(
                 "stage_fractions": plan["stage_fractions"],
                 "temperature": plan["temperature"],
                 "warm_start": plan["warm_start"],
-                "n_neighbors": plan["n_neighbors"],
+                **self._base_params(plan),
             },
             "stage_fractions_": plan["stage_fractions"],
             "temperature_": plan["temperature"],

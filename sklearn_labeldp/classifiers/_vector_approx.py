@@ -15,13 +15,13 @@ from .._target_adapters import (
 from ..accounting import PrivacySpend
 from ..mechanisms import debias_rappor, rappor, rappor_probabilities
 from ..utils._dask import class_labels, class_probabilities, row_blocks_on_dask
-from ._default_base import NoiseAdaptiveNeighborsMixin, rappor_vote_inflation
+from ._default_base import NoiseAdaptiveBaseMixin, rappor_vote_inflation
 
 __all__ = ["VectorApproxClassifier"]
 
 
 class VectorApproxClassifier(
-    NoiseAdaptiveNeighborsMixin, TargetReuseMixin, BaseLabelDPMetaClassifier
+    NoiseAdaptiveBaseMixin, TargetReuseMixin, BaseLabelDPMetaClassifier
 ):
     """Label-DP classifier trained on RAPPOR-randomized label vectors.
 
@@ -43,12 +43,14 @@ class VectorApproxClassifier(
     estimator : regressor or classifier, default=None
         A regressor fits the K coordinates as a multi-output target; a
         classifier with ``predict_proba`` is fitted once per coordinate on the
-        binary column. ``None`` means a ``KNeighborsRegressor`` whose
-        ``n_neighbors`` is resolved at fit time from public quantities:
+        binary column. ``None`` means a base resolved at fit time from public
+        quantities: a ``HistGradientBoostingClassifier`` per column where ``n
+        / (K rho^2) >= 150`` and ``X`` is dense, else a ``KNeighborsRegressor``
+        whose ``n_neighbors`` is
         ``10 rho`` (rounded) with ``rho = (1 + t^2) / (2 t^2)``, ``t = tanh(eps / 4)``
         (the factor by which RAPPOR's noise inflates a k-NN vote between two
         classes), capped at ``n_samples / (2 n_classes)``; recorded in
-        ``mechanism_params_["n_neighbors"]`` and as ``estimator_.n_neighbors``
+        ``mechanism_params_["default_base"]`` and ``["n_neighbors"]``
         (see :ref:`the rule <vector-approx-default-base>`).
     epsilon : float, default=1.0
         Label-DP parameter of the fit, > 0 and finite.
@@ -84,8 +86,9 @@ class VectorApproxClassifier(
     mechanism_params_ : dict
         The RAPPOR bit probabilities: ``"p_true"`` (``q+``, a label's own
         coordinate is 1) and ``"p_other"`` (``q-``, any other coordinate is 1),
-        and ``"n_neighbors"``, the resolved ``n_neighbors`` of the default base
-        (None when ``estimator`` is given).
+        ``"default_base"`` (the resolved default base's class name) and
+        ``"n_neighbors"`` (its ``n_neighbors``, None for the trees; both None
+        when ``estimator`` is given).
     epsilon_ : float
     delta_ : float
         Always 0.
@@ -128,6 +131,7 @@ class VectorApproxClassifier(
         self.accountant = accountant
 
     _default_neighbors_class = KNeighborsRegressor
+    _trees_min_rows = 150  # soft or bit targets (see _default_base)
 
     def _vote_inflation(self, n_classes):
         return rappor_vote_inflation(self.epsilon)
@@ -143,11 +147,10 @@ class VectorApproxClassifier(
 
     def _plan_fit(self, X, classes, rng):
         check_target_capability(self._get_estimator(), "bits")
-        base, n_neighbors = self._plan_base(_num_samples(X), classes.size)
         # Described as RAPPOR (two bits move, each at epsilon / 2), so that a tight
         # total composes it exactly rather than as binary randomized response.
         spend = PrivacySpend.rappor(self.epsilon, n_samples=_num_samples(X))
-        return spend, {"base": base, "n_neighbors": n_neighbors}
+        return spend, self._plan_base(X, _num_samples(X), classes.size)
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         bits = labels.release(
@@ -163,7 +166,7 @@ class VectorApproxClassifier(
             "estimator_": model,
             "privatized_bits_": bits,
             "mechanism_params_": {
-                "p_true": p_true, "p_other": p_other, "n_neighbors": plan["n_neighbors"],
+                "p_true": p_true, "p_other": p_other, **self._base_params(plan),
             },
         }
 

@@ -6,7 +6,8 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.ensemble import RandomForestClassifier
+import scipy.sparse as sp
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
 
@@ -17,6 +18,7 @@ from sklearn_labeldp.classifiers import (
 )
 from sklearn_labeldp.classifiers._default_base import (
     default_n_neighbors,
+    default_uses_trees,
     rappor_vote_inflation,
     rr_vote_inflation,
 )
@@ -87,8 +89,44 @@ def test_default_base_is_resolved_from_public_inputs_and_recorded(cls):
     assert permuted.mechanism_params_["n_neighbors"] == k
     assert isinstance(clf.estimator_, KNeighborsClassifier if cls is RRWithPriorClassifier
                       else KNeighborsRegressor)
-    # Less noise, fewer neighbours.
-    assert _fit(cls, X, y, epsilon=8.0).estimator_.n_neighbors == 10
+    assert clf.mechanism_params_["default_base"] == type(clf.estimator_).__name__
+    # Less noise, fewer neighbours (on 150 rows, still a k-NN at eps 8).
+    assert _fit(cls, X[:150], y[:150], epsilon=8.0).estimator_.n_neighbors == 10
+
+
+def _trees(clf):
+    # VectorApproxClassifier wraps a classifier in one fit per bit column.
+    model = clf.estimator_
+    return getattr(model, "estimators_", [model])[0]
+
+
+@pytest.mark.parametrize("cls", META)
+def test_default_base_is_boosted_trees_where_the_noisy_labels_suffice(cls):
+    # n / (K rho^2) >= 60 (randomized response) or 150 (soft and bit targets):
+    # 600 rows of three classes at eps 8 (about 200), a k-NN at eps 1 (under 20).
+    X, y = make_circle_gaussians(600, 3, sigma=0.3, random_state=0)
+    inflation = (rappor_vote_inflation(8.0) if cls is VectorApproxClassifier
+                 else rr_vote_inflation(8.0, 3))
+    assert default_uses_trees(600, 3, inflation, cls._trees_min_rows)
+    fits = [_fit(cls, X, labels, epsilon=8.0)
+            for labels in (y, np.random.default_rng(2).permutation(y), np.zeros_like(y))]
+    for clf in fits:
+        assert clf.mechanism_params_["default_base"] == "HistGradientBoostingClassifier"
+        assert clf.mechanism_params_["n_neighbors"] is None
+    assert isinstance(_trees(fits[0]), HistGradientBoostingClassifier)
+    assert fits[0].score(X, y) > 0.9
+    assert _fit(cls, X, y, epsilon=1.0).mechanism_params_["default_base"] != (
+        "HistGradientBoostingClassifier")
+    # The trees take no sparse matrix: a sparse X keeps the k-NN.
+    sparse = _fit(cls, sp.csr_matrix(X), y, epsilon=8.0)
+    assert sparse.mechanism_params_["n_neighbors"] == 10
+
+
+def test_trees_rule_thresholds():
+    assert default_uses_trees(120, 2, 1.0, 60) and not default_uses_trees(119, 2, 1.0, 60)
+    # The noise counts twice: rho = 2 needs four times the rows.
+    assert default_uses_trees(480, 2, 2.0, 60) and not default_uses_trees(479, 2, 2.0, 60)
+    assert not default_uses_trees(10**9, 2, math.inf, 60)
 
 
 @pytest.mark.parametrize("cls", META)

@@ -71,7 +71,7 @@ def test_lp_1st_keep_rate_matches_rr():
     assert clf.mechanism_params_["mean_k"].tolist() == [K]
     assert set(clf.mechanism_params_) == {
         "prior", "release_epsilon", "mean_k", "stage_fractions", "temperature", "warm_start",
-        "n_neighbors",
+        "n_neighbors", "default_base",
     }
     assert clf.mechanism_params_["release_epsilon"] == eps  # no cluster prior: all of epsilon
     p_keep = np.exp(eps) / (np.exp(eps) + K - 1)

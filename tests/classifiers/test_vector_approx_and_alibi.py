@@ -225,7 +225,8 @@ def test_vector_approx_at_a_huge_epsilon_has_no_nan():
     clf = VectorApproxClassifier(
         LogisticRegression(), epsilon=2000.0, classes=[0, 1, 2], random_state=0
     ).fit(X, y)
-    assert clf.mechanism_params_ == {"p_true": 1.0, "p_other": 0.0, "n_neighbors": None}
+    assert clf.mechanism_params_ == {"p_true": 1.0, "p_other": 0.0, "n_neighbors": None,
+                                     "default_base": None}
     targets = clf.reusable_targets()
     assert (targets.agree_if_right, targets.agree_if_wrong) == (1.0, 0.0)
     assert np.isfinite(clf.predict_proba(X)).all()
