@@ -528,10 +528,12 @@ class DPLinearSVC(_BasePrivateERM):
     only (``mechanism_params_``). ``"auto"`` (the default) and
     ``"randomized_response"`` are :class:`DPLogisticRegression`'s: the labels
     randomized once by K-ary randomized response (Warner 1965) where that
-    inflates a label's variance by at most 10, then the Huber hinge fitted on
-    them as they are (its curvature is not even, so the unbiased loss of
-    Natarajan et al. 2013 would not be convex), with the same ``C="auto"``;
-    otherwise objective perturbation. For objective and output perturbation
+    inflates a label's variance by at most 10 and at most 1,000 labels are
+    expected to change (``n (1 - p) <= 1000``), then the Huber hinge fitted
+    on them as they are (its curvature is not even, so the unbiased loss of
+    Natarajan et al. 2013 would not be convex: a bias that more rows do not
+    remove, hence the cap), with the same ``C="auto"``; otherwise objective
+    perturbation. For objective and output perturbation
     (Chaudhuri et al. 2011), the Huber
     hinge's ``l''`` is not even, so a label flip changes the loss Hessian by a
     rank-one matrix (``r = 1``, against ``r = 2`` for a whole example) and one

@@ -157,7 +157,7 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
         computing ``X`` or ``y``, the labels become a dask array of codes, and
         one small reduction checks they are all in ``classes``. Other solvers
         refuse dask input here, before any charge."""
-        if not (is_dask(X, y) and self._solver_for(is_dask(X)) in self._dask_solvers):
+        if not (is_dask(X, y) and self._solver_for(X) in self._dask_solvers):
             return super()._prepare_Xy(X, y)
         return prepare_dask_Xy(self, X, y)
 
@@ -169,14 +169,19 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
             "objective and output perturbation withhold n_iter_: the optimiser's iteration "
             "count depends on the labels and is not covered by the privacy guarantee")}
 
-    def _solver_for(self, dask, n_classes=2):
+    def _solver_for(self, X, n_classes=2):
         """The solver of a fit: ``solver``, or ``"auto"`` resolved by
         :func:`~sklearn_labeldp.linear_model._randomized_labels.auto_solver`
-        from public quantities (epsilon, delta, K, ``privacy``, dask input)."""
+        from public quantities (epsilon, delta, n, K, ``privacy``, the loss,
+        dask input)."""
         if self.solver != "auto":
             return self.solver
+        if is_dask(X):
+            return auto_solver(epsilon=self.epsilon, delta=self._delta, n_classes=n_classes,
+                               privacy=self.privacy, n_samples=None, loss=self._loss(),
+                               dask=True)
         return auto_solver(epsilon=self.epsilon, delta=self._delta, n_classes=n_classes,
-                           privacy=self.privacy, dask=dask)
+                           privacy=self.privacy, n_samples=X.shape[0], loss=self._loss())
 
     def _regularization(self, C, n_samples):
         # Lambda on z = [x / R, 1] / sqrt(2) such that the penalty on the coefficients of
@@ -229,7 +234,7 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
         # Every check and choice here reads public information only (X, n, the
         # parameters): a configuration error costs no budget, and the bound, Lambda
         # and the mechanism's parameters are fixed before any label is read.
-        name = self._solver_for(is_dask(X), classes.size)
+        name = self._solver_for(X, classes.size)
         solver = SOLVERS[name]
         if solver.deltas == "positive" and not 0 < self._delta < 1:
             raise ValueError(

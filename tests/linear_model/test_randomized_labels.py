@@ -16,6 +16,7 @@ from sklearn_labeldp.linear_model._erm_base import _feature_map
 from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss
 from sklearn_labeldp.linear_model._minimise import minimise
 from sklearn_labeldp.linear_model._randomized_labels import (
+    AUTO_SOLVER_MAX_CHANGED,
     AUTO_SOLVER_MAX_INFLATION,
     auto_solver,
     debiasing_term,
@@ -108,15 +109,29 @@ def test_randomized_response_refuses_full_privacy_before_any_charge():
 
 @pytest.mark.parametrize("n_classes", [2, 3, 10])
 def test_auto_solver_switches_where_the_label_variance_is_inflated_tenfold(n_classes):
+    kw = dict(delta=0.0, n_classes=n_classes, privacy="label", n_samples=10**6,
+              loss=LogisticLoss())
     for epsilon in (0.2, 0.5, 0.6, 0.8, 1.0, 1.5, 3.0, 8.0):
-        rule = auto_solver(epsilon=epsilon, delta=0.0, n_classes=n_classes, privacy="label")
+        rule = auto_solver(epsilon=epsilon, **kw)
         inflated = rr_vote_inflation(epsilon, n_classes) > AUTO_SOLVER_MAX_INFLATION
         assert rule == ("objective" if inflated else "randomized_response")
-    assert auto_solver(epsilon=0.6, delta=0, n_classes=2, privacy="label") == "objective"
-    assert auto_solver(epsilon=0.7, delta=0, n_classes=2, privacy="label") != "objective"
-    assert auto_solver(epsilon=8.0, delta=0, n_classes=2, privacy="full") == "objective"
-    assert auto_solver(epsilon=8.0, delta=1e-5, n_classes=2, privacy="label",
+    kw["n_classes"] = 2
+    assert auto_solver(epsilon=0.6, **kw) == "objective"
+    assert auto_solver(epsilon=0.7, **kw) == "randomized_response"
+    assert auto_solver(epsilon=8.0, **{**kw, "privacy": "full"}) == "objective"
+    assert auto_solver(epsilon=8.0, **{**kw, "delta": 1e-5, "n_samples": None},
                        dask=True) == "newton"
+
+
+def test_the_hinge_randomizes_labels_only_while_few_are_expected_to_change():
+    # n (1 - p) <= 1000: at eps 1 with two classes 26.9% of the labels change.
+    kw = dict(epsilon=1.0, delta=0.0, n_classes=2, privacy="label", loss=HuberHingeLoss(0.5))
+    changed = 1.0 - math.exp(1) / (math.exp(1) + 1)
+    limit = int(AUTO_SOLVER_MAX_CHANGED / changed)
+    assert auto_solver(n_samples=limit, **kw) == "randomized_response"
+    assert auto_solver(n_samples=limit + 1, **kw) == "objective"
+    assert auto_solver(**{**kw, "loss": LogisticLoss()}, n_samples=10**7) == (
+        "randomized_response")
 
 
 def test_auto_is_resolved_from_public_quantities_and_recorded():
