@@ -11,8 +11,9 @@ default set is the first six, the combined table of the user guide:
   :class:`~sklearn_labeldp.classifiers.ALIBIClassifier` with their default k-NN
   base (``n_neighbors`` from the noise level); non-private base ``kNN(10)``;
 - ``pate``: :class:`~sklearn_labeldp.classifiers.PATEClassifier`
-  (``n_teachers="auto"``, ``n_queries="auto"``, Confident-GNMax,
-  logistic-regression teachers and student); non-private base
+  (its defaults: counts, aggregator and student ``"auto"``: GNMax,
+  balanced logistic-regression teachers, a self-training student);
+  non-private base
   ``LogisticRegression()``;
 - ``pate-spread``: PATE with semi-supervised teachers and student,
   ``LabelSpreading(kernel="knn", n_neighbors=10)`` both (each teacher sees

@@ -15,7 +15,7 @@ categorical columns one-hot encoded, fitted on the training features only
   aggregator (main row); variants with a semi-supervised student
   (``SelfTrainingClassifier(LogisticRegression())``, which also sees every
   unlabeled training input), depth-4 decision-tree teachers, the library's
-  default aggregator Confident-GNMax (``threshold=0.6``, ``sigma_ratio=2``) and
+  former default aggregator Confident-GNMax (``threshold=0.6``, ``sigma_ratio=2``) and
   LNMax (the 2017 aggregator, pure eps-DP). ``n_answered_`` and the calibrated
   vote noise are reported;
 - ``ALIBIClassifier`` (Laplace noise, Bayesian post-processing, 2 rounds) and
@@ -68,10 +68,12 @@ PATE point and the majority-class accuracy.
 
 **4. Defaults** (``--defaults``, instead of sections 1-3): ``PATEClassifier``
 with only ``epsilon``, ``delta = 1e-5``, ``classes`` and ``random_state`` set
-(``n_teachers="auto"``, ``n_queries="auto"``, Confident-GNMax, logistic
-regression teachers and student), on the digits (70/30 split, standardised),
-Adult (as in section 1) and two small sets, ``make_classification(n_samples=
-429, n_features=10, n_informative=5, n_classes=K)`` with ``K`` = 2 and 3
+(``n_teachers="auto"``, ``n_queries="auto"``, ``aggregator="auto"``,
+``student="auto"``: GNMax, balanced logistic-regression teachers, a
+self-training student; see ``benchmarks/pate_defaults.py``), on the digits
+(70/30 split, standardised), Adult (as in section 1) and two small sets,
+``make_classification(n_samples=429, n_features=10, n_informative=5,
+n_classes=K)`` with ``K`` = 2 and 3
 (300 training rows); ``epsilon`` in {0.5, 1, 2, 4, 8}, median test accuracy
 and answered queries over ``--seeds`` seeds, the resolved counts, and the
 majority rate. A fit that raises is reported as ``error``; running the same

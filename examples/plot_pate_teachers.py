@@ -47,6 +47,7 @@ for eps in EPSILONS:
         n_queries=50,
         epsilon=eps,
         delta=1e-5,
+        aggregator="confident_gnmax",
         threshold=0.5,  # answer when about half the teachers agree
         classes=classes,
         random_state=0,

@@ -204,6 +204,8 @@ def test_fitted_object_holds_no_teacher_and_no_votes():
         "n_answered_",
         "n_teachers_",
         "n_queries_",
+        "aggregator_",
+        "student_",
         "mechanism_params_",
         "classes_",
         "privacy_spend_",
@@ -257,6 +259,7 @@ def test_no_answer_falls_back_to_a_constant_student_with_one_warning():
         KNeighborsClassifier(n_neighbors=1),
         n_teachers=20,
         n_queries=20,
+        aggregator="confident_gnmax",
         epsilon=100.0,
         threshold=1.0,
         classes=["a", "b"],
@@ -460,8 +463,8 @@ def test_a_teacher_refusing_a_missing_value_fails_before_the_charge():
 def test_a_selection_noise_that_drowns_the_threshold_is_announced():
     X, y = make_circle_gaussians(500, 2, sigma=0.3, random_state=0)
     with pytest.warns(UserWarning, match="selection noise") as record:
-        PATEClassifier(n_teachers=20, n_queries=50, epsilon=8.0, classes=[0, 1],
-                       random_state=0).fit(X, y)
+        PATEClassifier(n_teachers=20, n_queries=50, aggregator="confident_gnmax", epsilon=8.0,
+                       classes=[0, 1], random_state=0).fit(X, y)
     assert not any("vote noise" in str(w.message) for w in record)  # sigma2 is fine here
 
 
