@@ -565,7 +565,16 @@ def auto_first_order_steps(optimizer, *, epsilon, delta, n_samples, n_classes, n
     UCI Adult at eps = 1, 192 steps 0.835 against 0.845 with 1000). ``eta`` is
     the learning rate of DP-SGD; DP-Adam, whose steps are about
     ``learning_rate`` per coordinate whatever the scale, uses DP-SGD's default
-    step ``4`` in the rule. ``T`` is clipped to ``[10, 1000]``. Poisson
+    step ``4`` in the rule, and takes at least ``(D / learning_rate)^2``
+    steps (100 at its default rate 0.1): where the gradient is mostly noise,
+    Adam's normalised steps are a random walk of about ``learning_rate`` per
+    coordinate whatever the noise's scale, which stays within ``D`` for that
+    many steps, while the rule's ``T`` (which assumes steps proportional to
+    the noise) stops at its floor of 10 on small data. On six sets of 105 to
+    140 rows at eps 0.5, 1 and 2 (9 splits), 10 steps were 3 to 22 points
+    under the best of 10 to 1000 steps (wine at eps 0.5: 0.537 against
+    0.759), 100 steps within 2.2 points in 15 of 18 cells (at most 7.4, the
+    same cell: 0.685). ``T`` is clipped to ``[10, 1000]``. Poisson
     minibatches use the same ``T``: amplification by sampling keeps the noise
     on a step's mean at about its full-batch value for the same ``T`` (Abadi et
     al. 2016: ``eps`` grows like ``q sqrt(T) / s``, while the mean's noise is
@@ -594,6 +603,11 @@ def auto_first_order_steps(optimizer, *, epsilon, delta, n_samples, n_classes, n
     if optimizer == "sgd" and learning_rate is not None:
         eta = float(learning_rate)
     steps = FIRST_ORDER_NOISE_RADIUS / (eta * sigma_1)
+    if optimizer == "adam":
+        # Adam's noise-dominated steps are a walk of about its rate per coordinate
+        # whatever the noise's scale: within D after (D / rate)^2 steps.
+        rate = DEFAULT_LEARNING_RATES["adam"] if learning_rate is None else float(learning_rate)
+        steps = max(steps, (FIRST_ORDER_NOISE_RADIUS / rate) ** 2)
     low, high = FIRST_ORDER_AUTO_STEPS
     return int(min(max(math.floor(steps), low), high))
 

@@ -260,8 +260,10 @@ class DPLogisticRegression(_BasePrivateERM):
         ``T`` steps of the learning rate times the noise on each released mean
         gradient, stays within a std of 1 per coefficient in the mapped
         features' units (``T = n sqrt(2 rho) / 4`` for two classes under label DP, ``rho``
-        the zCDP of ``(epsilon, delta)``), clipped to ``[10, 1000]``; the
-        same rule for Poisson minibatches.
+        the zCDP of ``(epsilon, delta)``), for ``"adam"`` at least
+        ``1 / learning_rate^2`` (100: its normalised steps walk about the rate
+        per coordinate), clipped to ``[10, 1000]``; the same rule for Poisson
+        minibatches.
     batch_size : int, default=None
         ``"sgd"`` and ``"adam"`` only: the expected size ``b`` of a Poisson
         batch (sampling rate ``b / n``, ``1 <= b <= n``), under

@@ -119,6 +119,13 @@ def test_auto_steps_follow_the_random_walk_rule():
                                   n_features=5, **kw) == FIRST_ORDER_AUTO_STEPS[0]
     assert auto_first_order_steps("sgd", epsilon=8.0, n_samples=10**6, n_classes=2,
                                   n_features=5, **kw) == FIRST_ORDER_AUTO_STEPS[1]
+    # DP-Adam takes at least (D / learning_rate)^2 steps: 100 at its default 0.1, 400
+    # at 0.05; above that floor the same T as DP-SGD.
+    small = dict(epsilon=0.5, n_samples=100, n_classes=3, n_features=5)
+    assert auto_first_order_steps("adam", **small, **kw) == 100
+    assert auto_first_order_steps("adam", **small, **dict(kw, learning_rate=0.05)) == 400
+    assert auto_first_order_steps("adam", epsilon=eps, n_samples=n, n_classes=2,
+                                  n_features=d, **kw) == got
 
 
 @pytest.mark.parametrize(("solver", "privacy", "k"), [
