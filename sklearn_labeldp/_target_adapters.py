@@ -63,6 +63,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, has_fit_para
 from ._base import subset_fit_params
 from .mechanisms import project_to_simplex
 from .priors import model_prior
+from .utils import progress
 
 # The method through which an estimator learns each kind of target natively.
 _NATIVE_FIT = {"soft": "fit_soft", "bits": "fit_bits", "semi": "fit_semi"}
@@ -266,6 +267,8 @@ class BitColumnClassifiers(BaseEstimator):
     ----------
     estimator : classifier
         Cloned once per column; it needs ``predict_proba``.
+    verbose : int, default=0
+        Above 0, a progress bar (tqdm, when installed) counts the columns.
 
     Attributes
     ----------
@@ -278,8 +281,9 @@ class BitColumnClassifiers(BaseEstimator):
         The first fitted classifier's, when it has them.
     """
 
-    def __init__(self, estimator=None):
+    def __init__(self, estimator=None, verbose=0):
         self.estimator = estimator
+        self.verbose = verbose
 
     def fit(self, X, bits, **fit_params):
         """Fit one clone of ``estimator`` per column of ``bits``.
@@ -299,7 +303,8 @@ class BitColumnClassifiers(BaseEstimator):
             float(column[0])
             if np.all(column == column[0])
             else clone(self.estimator).fit(X, column, **fit_params)
-            for column in np.asarray(bits).T
+            for column in progress(np.asarray(bits).T, desc="bit columns",
+                                   enabled=self.verbose > 0)
         ]
         fitted = [model for model in self.estimators_ if not isinstance(model, float)]
         for name in ("n_features_in_", "feature_names_in_"):
@@ -330,8 +335,10 @@ class BitColumnClassifiers(BaseEstimator):
         )
 
 
-def fit_bit_targets(estimator, X, bits, fit_params):
+def fit_bit_targets(estimator, X, bits, fit_params, verbose=0):
     """Fit ``estimator`` on bit vectors of shape (n_samples, n_classes).
+
+    ``verbose`` > 0 shows a progress bar over a classifier base's column fits.
 
     Returns
     -------
@@ -344,7 +351,7 @@ def fit_bit_targets(estimator, X, bits, fit_params):
         return estimator.fit_bits(X, bits, **fit_params)
     if is_regressor(estimator):
         return estimator.fit(X, bits.astype(np.float64), **fit_params)
-    return BitColumnClassifiers(estimator).fit(X, bits, **fit_params)
+    return BitColumnClassifiers(estimator, verbose=verbose).fit(X, bits, **fit_params)
 
 
 def predict_bit_scores(model, X):

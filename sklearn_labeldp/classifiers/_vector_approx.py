@@ -64,6 +64,10 @@ class VectorApproxClassifier(
         fitted with one warns (see :ref:`randomness`).
     accountant : BudgetAccountant, default=None
         Charged with ``epsilon`` before any label is used.
+    verbose : int, default=0
+        Above 0, a progress bar (tqdm, when installed) counts a classifier
+        base's per-class fits: counts and times only, nothing computed from
+        the labels.
 
     Attributes
     ----------
@@ -115,6 +119,10 @@ class VectorApproxClassifier(
     True
     """
 
+    _parameter_constraints: dict = {
+        **BaseLabelDPMetaClassifier._parameter_constraints,
+        "verbose": ["verbose"],
+    }
     _passes_X_through = True  # X reaches the base estimator as given
     _dp_outputs = ("privatized_bits_",)
     _derived_attributes = (
@@ -123,12 +131,13 @@ class VectorApproxClassifier(
     )
 
     def __init__(self, estimator=None, *, epsilon=1.0, classes=None, random_state=None,
-                 accountant=None):
+                 accountant=None, verbose=0):
         self.estimator = estimator
         self.epsilon = epsilon
         self.classes = classes
         self.random_state = random_state
         self.accountant = accountant
+        self.verbose = verbose
 
     _default_neighbors_class = KNeighborsRegressor
     _trees_min_rows = 150  # soft or bit targets (see _default_base)
@@ -160,7 +169,8 @@ class VectorApproxClassifier(
             n_classes=labels.n_classes,
             random_state=mechanism_rng,
         )
-        model = fit_bit_targets(self._new_base(plan, estimator_rng), X, bits, fit_params)
+        model = fit_bit_targets(self._new_base(plan, estimator_rng), X, bits, fit_params,
+                                verbose=self.verbose)
         p_true, p_other = rappor_probabilities(self.epsilon)
         return {
             "estimator_": model,

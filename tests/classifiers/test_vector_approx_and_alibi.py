@@ -242,3 +242,21 @@ def test_alibi_around_a_knn_classifier_is_the_knn_regressor_of_its_neighbourhood
     regressor = ALIBIClassifier(KNeighborsRegressor(n_neighbors=15), **kw).fit(X, y)
     assert isinstance(classifier.estimator_, KNeighborsRegressor)
     np.testing.assert_array_equal(classifier.predict_proba(X), regressor.predict_proba(X))
+
+
+def test_vector_approx_verbose_counts_the_column_fits_whatever_the_labels(capsys):
+    pytest.importorskip("tqdm")
+    from sklearn.datasets import make_classification
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = make_classification(300, 5, n_informative=3, n_classes=3, random_state=0)
+    outputs = []
+    for labels in (y, np.random.default_rng(0).permutation(y)):
+        VectorApproxClassifier(LogisticRegression(), epsilon=2.0, classes=[0, 1, 2],
+                               verbose=1, random_state=0).fit(X, labels)
+        err = capsys.readouterr().err
+        outputs.append(err.count("3/3"))
+    assert outputs[0] == outputs[1] >= 1
+    VectorApproxClassifier(LogisticRegression(), epsilon=2.0, classes=[0, 1, 2],
+                           random_state=0).fit(X, y)
+    assert "bit columns" not in capsys.readouterr().err
