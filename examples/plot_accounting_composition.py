@@ -36,6 +36,9 @@ slack is the delta the tighter one costs.
 
 import math
 
+# total(slack=...) composes through dp-accounting (the ``accounting`` extra);
+# without it the tight total is the plain sum, so this example insists on it.
+import dp_accounting  # noqa: F401
 import matplotlib.pyplot as plt
 
 from sklearn_labeldp.accounting import BudgetAccountant, PrivacySpend

@@ -18,12 +18,12 @@ The features of UCI Adult (Kohavi 1996) are public here and the income label
 is private. The data is read from ``--data-dir`` (default: the environment
 variable ``SKLEARN_LABELDP_ADULT``, else ``../shared/data/adult`` next to the
 repository), holding ``adult.data.csv`` and ``adult.test.csv``; without it
-the example says so and stops.
+the example stops with an error that says where it looked (so that ``make doc``
+fails rather than stopping early with nothing built).
 """
 
 import argparse
 import os
-import sys
 import warnings
 
 import matplotlib.pyplot as plt
@@ -51,9 +51,12 @@ args, _ = parser.parse_known_args()
 train_csv = os.path.join(args.data_dir, "adult.data.csv")
 test_csv = os.path.join(args.data_dir, "adult.test.csv")
 if not (os.path.exists(train_csv) and os.path.exists(test_csv)):
-    print(f"UCI Adult not found in {os.path.abspath(args.data_dir)}: pass --data-dir or set "
-          "SKLEARN_LABELDP_ADULT to the folder holding adult.data.csv and adult.test.csv.")
-    sys.exit(0)
+    # An exception, not sys.exit(): sphinx-gallery runs the example inside the
+    # Sphinx process, which a SystemExit would end with status 0 and no pages.
+    raise FileNotFoundError(
+        f"UCI Adult not found in {os.path.abspath(args.data_dir)}: pass --data-dir or set "
+        "SKLEARN_LABELDP_ADULT to the folder holding adult.data.csv and adult.test.csv."
+    )
 
 # %%
 # The data as pandas reads it: strings and numbers in one DataFrame.
