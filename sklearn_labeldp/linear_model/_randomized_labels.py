@@ -190,11 +190,14 @@ def randomized_response_erm(codes, *, Z, n_classes, loss, params, tol, max_iter,
     Parameters
     ----------
     codes : ndarray of shape (n_samples,)
-        Private label codes; only :meth:`PrivateLabels.release` passes them.
+        The true label codes, read once by the randomized response (only
+        :meth:`PrivateLabels.release` passes them).
     Z : {ndarray, sparse matrix} of shape (n_samples, d)
-        Public features, rows of norm <= 1.
+        The mapped public features (every row's norm at most 1).
     n_classes : int
+        ``K``: one problem for two classes, else one per class.
     loss : LogisticLoss or HuberHingeLoss
+        Debiased when its curvature is even (:func:`debiasing_term`).
     params : dict
         From :func:`randomized_response_params`.
     tol : float
