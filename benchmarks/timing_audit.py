@@ -64,9 +64,10 @@ leak). Warnings inside fits are silenced; a fit that raises is counted (a
 failure in one world only is itself a leak, see the notes under the table)
 and its times are kept.
 
-Estimators (``--estimators``): ``pate-lr`` (PATEClassifier, default
-LogisticRegression teachers), ``pate-spread`` (LabelSpreading(kernel="knn",
-n_neighbors=10) teachers), ``pate-sgd`` (SGDClassifier(loss="log_loss", max_iter=20, tol=None)
+Estimators (``--estimators``): ``pate-lr`` (PATEClassifier, its default
+balanced LogisticRegression teachers, GNMax and self-training student),
+``pate-spread`` (LabelSpreading(kernel="knn", n_neighbors=10) teachers),
+``pate-sgd`` (SGDClassifier(loss="log_loss", max_iter=20, tol=None)
 teachers: a fixed number of epochs), ``pate-failing`` (CalibratedClassifierCV(
 LogisticRegression(), cv=3) teachers, which fail on a part holding one
 positive and then abstain), all ``n_teachers=10`` (``--pate-teachers``;
