@@ -93,6 +93,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.neighbors import KNeighborsClassifier
 
 from .._base import seed_estimator
+from .._neighbors import CLEAN_NEIGHBORS, default_n_neighbors
 from ..mechanisms._randomized_response import rr_vote_inflation
 
 __all__ = [
@@ -103,11 +104,6 @@ __all__ = [
     "rappor_vote_inflation",
     "rr_vote_inflation",
 ]
-
-# Neighbours of the vote without label noise (epsilon -> infinity): the
-# library's earlier fixed default, which the rule keeps where the noise vanishes.
-CLEAN_NEIGHBORS = 10
-
 
 def rappor_vote_inflation(epsilon):
     """The factor ``rho`` by which RAPPOR inflates a k-NN vote: ``(1 + t^2) / (2 t^2)``.
@@ -126,28 +122,6 @@ def rappor_vote_inflation(epsilon):
     """
     t2 = math.tanh(epsilon / 4.0) ** 2
     return math.inf if t2 == 0.0 else (1.0 + t2) / (2.0 * t2)
-
-
-def default_n_neighbors(n_samples, n_classes, inflation):
-    """``10 rho`` neighbours (rounded), capped at ``n / (2 K)`` and at least 1.
-
-    Parameters
-    ----------
-    n_samples : int
-        Rows of the smallest training set the base estimator is fitted on.
-    n_classes : int
-        Number of classes ``K``.
-    inflation : float
-        The mechanism's factor ``rho`` (:func:`rr_vote_inflation`,
-        :func:`rappor_vote_inflation`).
-
-    Returns
-    -------
-    int
-    """
-    cap = max(1, n_samples // (2 * n_classes))
-    # min() first: at a tiny epsilon the factor can overflow an int, never the cap.
-    return int(max(1, min(cap, round(CLEAN_NEIGHBORS * min(inflation, 1e12)))))
 
 
 def default_uses_trees(n_samples, n_classes, inflation, min_rows):
@@ -203,27 +177,26 @@ class NoiseAdaptiveBaseMixin:
         raise NotImplementedError
 
     def _plan_base(self, X, n_samples, n_classes):
-        """The base of a fit whose smallest training set has ``n_samples`` rows of ``X``.
-
-        Returns ``{"base": template, "n_neighbors": k, "default_base": name}``:
-        the user's estimator with ``k`` and ``name`` None, or the resolved
-        default (``k`` None for the trees).
-        """
+        """``{"base": template}``: the base of a fit whose smallest training set
+        has ``n_samples`` rows of ``X``, the user's estimator or the resolved default."""
         if self.estimator is not None:
-            return {"base": self.estimator, "n_neighbors": None, "default_base": None}
+            return {"base": self.estimator}
         inflation = self._vote_inflation(n_classes)
         if not issparse(X) and default_uses_trees(n_samples, n_classes, inflation,
                                                    self._trees_min_rows):
-            base, k = HistGradientBoostingClassifier(), None
-        else:
-            k = default_n_neighbors(n_samples, n_classes, inflation)
-            base = self._default_neighbors_class(n_neighbors=k)
-        return {"base": base, "n_neighbors": k, "default_base": type(base).__name__}
+            return {"base": HistGradientBoostingClassifier()}
+        k = default_n_neighbors(n_samples, n_classes, inflation)
+        return {"base": self._default_neighbors_class(n_neighbors=k)}
 
-    @staticmethod
-    def _base_params(plan):
-        """What ``mechanism_params_`` records of the base: the default's class and ``k``."""
-        return {"default_base": plan["default_base"], "n_neighbors": plan["n_neighbors"]}
+    def _base_params(self, plan):
+        """What ``mechanism_params_`` records of the planned base: the default's
+        class name and ``n_neighbors`` (None for the trees; both None for a
+        user's estimator)."""
+        if self.estimator is not None:
+            return {"default_base": None, "n_neighbors": None}
+        base = plan["base"]
+        return {"default_base": type(base).__name__,
+                "n_neighbors": base.get_params().get("n_neighbors")}
 
     def _trial_template(self, plan):
         # The trial fits the planned base: the trees where the fit will use them.

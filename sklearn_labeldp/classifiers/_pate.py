@@ -777,7 +777,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             sigma_ratio=self.sigma_ratio,
         )
 
-    def _resolve_counts(self, n_samples, n_classes, aggregator_name=None):
+    def _resolve_counts(self, n_samples, n_classes):
         """``(n_teachers, n_queries)``: the given ones, ``"auto"`` resolved from public quantities.
 
         See :func:`_auto_teachers_and_queries`; the answer noise it trades
@@ -792,7 +792,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
                 raise ValueError(
                     f"{name}={value} exceeds the number of training rows ({n_samples})."
                 )
-        aggregator = AGGREGATORS[aggregator_name or self._resolve_aggregator()]
+        aggregator = AGGREGATORS[self._resolve_aggregator()]
 
         @functools.cache
         def noise_std(q):
@@ -808,7 +808,7 @@ class PATEClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         # Every "auto" is resolved here, from n, K, epsilon, delta and the
         # parameters only: no label has been read.
         aggregator_name = self._resolve_aggregator()
-        n_teachers, n_queries = self._resolve_counts(n_samples, len(classes), aggregator_name)
+        n_teachers, n_queries = self._resolve_counts(n_samples, len(classes))
         student = self._resolve_student(n_samples, len(classes), n_teachers, n_queries,
                                         issparse(X))
         # Both drawn from the plan stream, before and independently of any label.

@@ -176,12 +176,11 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
         dask input)."""
         if self.solver != "auto":
             return self.solver
-        if is_dask(X):
-            return auto_solver(epsilon=self.epsilon, delta=self._delta, n_classes=n_classes,
-                               privacy=self.privacy, n_samples=None, loss=self._loss(),
-                               dask=True)
+        # A dask X's row count is not computed here; the dask branch needs none (nor K).
+        dask = is_dask(X)
         return auto_solver(epsilon=self.epsilon, delta=self._delta, n_classes=n_classes,
-                           privacy=self.privacy, n_samples=X.shape[0], loss=self._loss())
+                           privacy=self.privacy, n_samples=None if dask else X.shape[0],
+                           loss=self._loss(), dask=dask)
 
     def _regularization(self, C, n_samples):
         # Lambda on z = [x / R, 1] / sqrt(2) such that the penalty on the coefficients of

@@ -33,7 +33,7 @@ import numpy as np
 from ..accounting import calibrate_gaussian_sigma
 from ._losses import neighbour_bounds
 from ._minimise import minimise
-from ._statistics import one_vs_rest_targets
+from ._statistics import one_vs_rest_signs
 
 
 def sample_l2_gamma_noise(dim, scale, random_state):
@@ -103,7 +103,7 @@ def perturbed_erm(codes, *, Z, n_classes, loss, solver, params, tol, max_iter, r
         def draw():
             return sample_l2_gamma_noise(d, scale, random_state)
     # Each problem's binary labels in {-1, +1}, from the one-vs-rest targets in {0, 1}.
-    all_signs = np.ascontiguousarray(2.0 * one_vs_rest_targets(codes, n_classes).T - 1.0)
+    all_signs = one_vs_rest_signs(codes, n_classes)
     coef = np.zeros((all_signs.shape[0], d))
     for row, signs in enumerate(all_signs):
         if solver == "objective":

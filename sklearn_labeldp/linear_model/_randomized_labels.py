@@ -40,7 +40,7 @@ from ..mechanisms._randomized_response import (
     rr_vote_inflation,
 )
 from ._minimise import minimise
-from ._statistics import one_vs_rest_targets
+from ._statistics import one_vs_rest_signs
 
 __all__ = [
     "AUTO_SOLVER_MAX_CHANGED",
@@ -211,7 +211,7 @@ def randomized_response_erm(codes, *, Z, n_classes, loss, params, tol, max_iter,
     coef : ndarray of shape (n_problems, d)
     """
     noisy = _draw_randomized_response(codes, n_classes, params["release_epsilon"], random_state)
-    all_signs = np.ascontiguousarray(2.0 * one_vs_rest_targets(noisy, n_classes).T - 1.0)
+    all_signs = one_vs_rest_signs(noisy, n_classes)
     coef = np.zeros((all_signs.shape[0], Z.shape[1]))
     for row, signs in enumerate(all_signs):
         linear = debiasing_term(Z, signs, loss, params["keep_probability"],

@@ -40,6 +40,7 @@ __all__ = [
     "hessian_sum",
     "least_squares_statistics",
     "map_classes",
+    "one_vs_rest_signs",
     "one_vs_rest_targets",
     "step_sums",
 ]
@@ -68,6 +69,15 @@ def one_vs_rest_targets(codes, n_classes):
     E = np.zeros((codes.shape[0], n_classes))
     E[np.arange(codes.shape[0]), codes] = 1.0
     return E
+
+
+def one_vs_rest_signs(codes, n_classes):
+    """Each one-vs-rest problem's binary labels in ``{-1, +1}``, shape ``(m, n)``, C-ordered.
+
+    The rows of :func:`one_vs_rest_targets`' transpose, mapped from ``{0, 1}``
+    to ``{-1, +1}``: what the exact minimiser reads, one row per problem.
+    """
+    return np.ascontiguousarray(2.0 * one_vs_rest_targets(codes, n_classes).T - 1.0)
 
 
 # ----------------------------------------------------------------------------- least squares

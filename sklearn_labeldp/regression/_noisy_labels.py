@@ -31,6 +31,8 @@ from .._base import (
     trial_fit,
     trial_rows,
 )
+from .._neighbors import CLEAN_NEIGHBORS
+from .._neighbors import default_n_neighbors as shared_n_neighbors
 from .._target_adapters import (
     REAL_CORRECTIONS,
     ReusableRealTargets,
@@ -89,9 +91,8 @@ def auto_prior_epsilon(epsilon, n_samples):
 
 
 # The default base: a k-NN of CLEAN_NEIGHBORS * rho neighbours (rho, the
-# randomizer's vote_inflation), at most n / NEIGHBOR_CAP_DIVISOR of them.
-CLEAN_NEIGHBORS = 10
-NEIGHBOR_CAP_DIVISOR = 4
+# randomizer's vote_inflation), at most n / 4 of them (the classifiers' rule for
+# two classes, sklearn_labeldp._neighbors).
 # mechanism="auto" takes the unbiased randomizer only where its noise is worth
 # averaging out (rho of at least AUTO_UNBIASED_MIN_INFLATION; below, RR-on-Bins
 # has bins fine enough) and can be (its k-NN within n / AUTO_UNBIASED_ROWS_PER_VOTE).
@@ -133,9 +134,7 @@ def default_n_neighbors(n_samples, inflation):
     -------
     int
     """
-    cap = max(1, n_samples // NEIGHBOR_CAP_DIVISOR)
-    # min() first: at a tiny epsilon the factor can overflow an int, never the cap.
-    return int(max(1, min(cap, round(CLEAN_NEIGHBORS * min(inflation, 1e12)))))
+    return shared_n_neighbors(n_samples, 2, inflation)
 
 
 def auto_mechanism(n_samples, release_epsilon):

@@ -24,6 +24,7 @@ from ..mechanisms import (
     staircase_label,
     unbiased_randomizer,
 )
+from ..mechanisms._randomized_response import rr_vote_inflation
 from ._moments import (
     rr_on_bins_moments,
     staircase_variance,
@@ -90,11 +91,6 @@ class RandomizerSetting:
     @property
     def width(self):
         return self.label_range[1] - self.label_range[0]
-
-
-def _coth_half(epsilon):
-    half = math.tanh(epsilon / 2.0)
-    return math.inf if half == 0.0 else 1.0 / half
 
 
 def _no_params(setting):
@@ -203,7 +199,7 @@ RANDOMIZERS = {
         # coth(eps / 2), the square root of two-class randomized response's
         # factor: its bins are fitted to the prior, and the classifiers' full
         # factor overshot (see _noisy_labels.default_n_neighbors).
-        vote_inflation=lambda setting, params: _coth_half(setting.epsilon),
+        vote_inflation=lambda setting, params: math.sqrt(rr_vote_inflation(setting.epsilon, 2)),
     ),
     "unbiased": Randomizer(
         name="optimal unbiased randomizer",
