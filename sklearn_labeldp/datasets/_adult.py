@@ -1,20 +1,25 @@
-"""UCI Adult (census income), read in place and preprocessed for the private linear models."""
+"""UCI Adult (census income): as a DataFrame, and preprocessed for the private linear models."""
 
 import csv
+import os
 from pathlib import Path
 
 import numpy as np
+from sklearn.datasets import fetch_openml
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.utils import Bunch
 
 from ..utils import check_positive
 
-__all__ = ["load_adult"]
+__all__ = ["fetch_adult", "load_adult"]
 
 ADULT_NUMERIC = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss",
                  "hours-per-week")
 ADULT_TARGET = "class"
 ADULT_TARGET_NAMES = np.array(["<=50K", ">50K"])
+ADULT_ENV = "SKLEARN_LABELDP_ADULT"
+ADULT_OPENML_ID = 1590  # OpenML's "adult", version 2: UCI's 48,842 rows
+ADULT_FILES = ("adult.data.csv", "adult.test.csv")
 
 
 def _read_csv(path):
@@ -181,3 +186,104 @@ def _preprocess(train, test, num, cat):
         return np.hstack([scaler.transform(numeric(a)), encoder.transform(a[:, cat])])
 
     return transform(train), transform(test), encoder
+
+
+def fetch_adult(data_dir=None, *, data_home=None, return_X_y=False):
+    """UCI Adult as a pandas DataFrame of raw features and an array of income labels.
+
+    The 48,842 rows of UCI Adult (Becker and Kohavi 1996), features as they
+    come (8 string columns and 6 numeric ones), for pipelines that encode them
+    themselves (a :class:`~sklearn.compose.ColumnTransformer`). The data is
+    read from the first of:
+
+    1. ``data_dir``, a folder holding UCI's ``adult.data.csv`` and
+       ``adult.test.csv`` with a header row (as :func:`load_adult` reads);
+    2. the folder named by the environment variable ``SKLEARN_LABELDP_ADULT``;
+    3. OpenML's copy (data set 1590, "adult" version 2) through
+       :func:`sklearn.datasets.fetch_openml`, downloaded once and cached in
+       scikit-learn's data home (``data_home``, default
+       :func:`sklearn.datasets.get_data_home`).
+
+    Both sources give the same frame: string columns as pandas categories,
+    numeric columns as numbers, UCI's ``"?"`` as a missing value, the
+    training file's rows before the test file's; labels ``"<=50K"`` or
+    ``">50K"`` (the test file's trailing ``.`` removed). Nothing here reads
+    the labels beyond returning them; they are the private part of the data.
+
+    Parameters
+    ----------
+    data_dir : str or path-like, default=None
+        Folder of a local copy; ``None`` looks at ``SKLEARN_LABELDP_ADULT``,
+        then OpenML.
+    data_home : str or path-like, default=None
+        scikit-learn's cache folder for the OpenML download.
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of a :class:`~sklearn.utils.Bunch`.
+
+    Returns
+    -------
+    data : :class:`~sklearn.utils.Bunch`
+        ``data`` (DataFrame of shape (48842, 14)), ``target`` (ndarray of
+        str), ``target_names`` (``array(['<=50K', '>50K'])``) and ``source``
+        (the folder read, or ``"openml:1590"``).
+    (X, y) : tuple
+        When ``return_X_y`` is true.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``data_dir`` or ``SKLEARN_LABELDP_ADULT`` names a folder without
+        both files.
+    ValueError
+        When a label is neither ``<=50K`` nor ``>50K``.
+
+    References
+    ----------
+    .. [1] B. Becker, R. Kohavi. Adult. UCI Machine Learning Repository, 1996.
+    .. [2] J. Vanschoren, J. N. van Rijn, B. Bischl, L. Torgo. OpenML:
+       networked science in machine learning. SIGKDD Explorations 15(2), 2013.
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.datasets import fetch_adult
+    >>> X, y = fetch_adult(return_X_y=True)  # doctest: +SKIP
+    >>> X.shape, sorted(set(y))  # doctest: +SKIP
+    ((48842, 14), ['<=50K', '>50K'])
+    """
+    from pandas.api.types import is_numeric_dtype  # pandas: an optional dependency
+
+    folder = data_dir if data_dir is not None else os.environ.get(ADULT_ENV)
+    if folder is not None:
+        frame, source = _read_local_frame(Path(folder)), str(Path(folder).resolve())
+    else:
+        frame = fetch_openml(data_id=ADULT_OPENML_ID, as_frame=True,
+                             data_home=data_home).frame
+        source = f"openml:{ADULT_OPENML_ID}"
+    X = frame.drop(columns=ADULT_TARGET)
+    for column in X.columns:
+        if not is_numeric_dtype(X[column].dtype):
+            X[column] = X[column].astype("category")
+    labels = np.array([str(v).strip().rstrip(".") for v in frame[ADULT_TARGET]], dtype=object)
+    _labels(labels)  # the same check of the label set as load_adult's
+    if return_X_y:
+        return X, labels
+    return Bunch(data=X, target=labels, target_names=ADULT_TARGET_NAMES.copy(), source=source)
+
+
+def _read_local_frame(folder):
+    """UCI's two CSV files read as one DataFrame, ``"?"`` as missing."""
+    import pandas as pd
+
+    paths = [folder / name for name in ADULT_FILES]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"UCI Adult not found: {', '.join(missing)} missing. Pass data_dir= (or set "
+            f"{ADULT_ENV}) to a folder holding {' and '.join(ADULT_FILES)}, or leave both "
+            "unset to fetch OpenML's copy into scikit-learn's data home."
+        )
+    frame = pd.concat([pd.read_csv(p, skipinitialspace=True) for p in paths], ignore_index=True)
+    for column in frame.columns:
+        if not pd.api.types.is_numeric_dtype(frame[column].dtype):
+            frame[column] = frame[column].str.strip().replace("?", np.nan)
+    return frame

@@ -162,3 +162,94 @@ def test_real_adult_features_do_not_depend_on_labels(tmp_path):
     np.testing.assert_array_equal(ref.X_train, other.X_train)
     np.testing.assert_array_equal(ref.X_test, other.X_test)
     assert not np.array_equal(ref.y_train, other.y_train)
+
+
+# --------------------------------------------------------------------------- fetch_adult
+
+
+def _frames_equal(a, b):
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
+
+
+def test_fetch_adult_local_copy(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from sklearn_labeldp.datasets import fetch_adult
+
+    data = fetch_adult(_write(tmp_path))
+    X, y = data.data, data.target
+    assert X.shape == (6, 14) and "class" not in X.columns
+    assert y.tolist() == ["<=50K", "<=50K", ">50K", ">50K", "<=50K", ">50K"]  # "." stripped
+    assert list(data.target_names) == ["<=50K", ">50K"]
+    assert data.source == str(tmp_path.resolve())
+    assert isinstance(X["workclass"].dtype, pd.CategoricalDtype)
+    assert X["workclass"].tolist()[1] == "Self-emp-not-inc"  # whitespace stripped
+    assert pd.isna(X["native-country"].iloc[2])  # UCI's "?" is a missing value
+    assert X["age"].dtype.kind == "i" and X["age"].tolist()[:2] == [39, 50]
+    X2, y2 = fetch_adult(tmp_path, return_X_y=True)
+    _frames_equal(X, X2)
+    assert y2.tolist() == y.tolist()
+
+
+def test_fetch_adult_reads_the_environment_variable(tmp_path, monkeypatch):
+    pytest.importorskip("pandas")
+    from sklearn_labeldp.datasets import _adult, fetch_adult
+
+    monkeypatch.setattr(_adult, "fetch_openml", _no_download)
+    monkeypatch.setenv("SKLEARN_LABELDP_ADULT", str(_write(tmp_path)))
+    assert fetch_adult().data.shape == (6, 14)
+    monkeypatch.setenv("SKLEARN_LABELDP_ADULT", str(tmp_path / "nowhere"))
+    with pytest.raises(FileNotFoundError, match="SKLEARN_LABELDP_ADULT.*OpenML"):
+        fetch_adult()
+
+
+def _no_download(*args, **kwargs):
+    raise AssertionError("fetch_adult must not download when a local copy is named")
+
+
+def test_fetch_adult_openml_path_gives_the_same_frame(tmp_path, monkeypatch):
+    """OpenML's copy (categories, NaN for missing) gives the frame a local copy gives."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.utils import Bunch
+
+    from sklearn_labeldp.datasets import _adult, fetch_adult
+
+    local = fetch_adult(_write(tmp_path))
+    raw = local.data.copy()
+    raw["class"] = pd.Categorical(local.target)
+    calls = []
+
+    def fake_fetch_openml(**kwargs):
+        calls.append(kwargs)
+        return Bunch(frame=raw.copy())
+
+    monkeypatch.delenv("SKLEARN_LABELDP_ADULT", raising=False)
+    monkeypatch.setattr(_adult, "fetch_openml", fake_fetch_openml)
+    data = fetch_adult(data_home=tmp_path / "cache")
+    assert calls == [{"data_id": 1590, "as_frame": True, "data_home": tmp_path / "cache"}]
+    assert data.source == "openml:1590"
+    _frames_equal(data.data, local.data)
+    assert data.target.tolist() == local.target.tolist()
+
+
+def test_fetch_adult_refuses_unknown_labels(tmp_path):
+    pytest.importorskip("pandas")
+    from sklearn_labeldp.datasets import fetch_adult
+
+    rows = [TRAIN_ROWS[0].replace("<=50K", "rich")]
+    with pytest.raises(ValueError, match="unexpected income labels"):
+        fetch_adult(_write(tmp_path, train=rows))
+
+
+@needs_adult
+def test_fetch_adult_real_files():
+    pytest.importorskip("pandas")
+    from sklearn_labeldp.datasets import fetch_adult
+
+    X, y = fetch_adult(ADULT_DIR, return_X_y=True)
+    assert X.shape == (48842, 14)
+    assert set(y) == {"<=50K", ">50K"}
+    # the training file's rows first, in the order load_adult reads them
+    assert (y[:32561] == np.array(load_adult(ADULT_DIR).target_names)[
+        load_adult(ADULT_DIR).y_train]).all()
