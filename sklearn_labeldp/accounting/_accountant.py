@@ -7,7 +7,7 @@ from ..utils import check_positive, check_unit_interval
 from ._budget import PrivacyBudget, PrivacySpend, compose_sequential
 from ._dask_ledger import _DaskLedger
 from ._ledger import _MemoryLedger, _SQLiteLedger
-from ._pld import tight_total
+from ._pld import Composition, tight_total
 from ._subsampled import _rdp_epsilon
 from ._zcdp import zcdp_to_approx_dp
 
@@ -164,6 +164,8 @@ class BudgetAccountant:
                 "tight composition it buys could never fit; raise delta or drop slack."
             )
         self._slack = slack
+        # The tight composition of the ledger so far, extended by each query.
+        self._composition = Composition()
         if client is not None:
             self._ledger = _DaskLedger.create(client, timeout)
         elif path is None:
@@ -265,7 +267,8 @@ class BudgetAccountant:
         if slack is None:
             rows = self._ledger.rows()
             return compose_sequential(PrivacyBudget(e, d) for e, d, _ in rows)
-        return _tight_budget(self.spends, check_unit_interval(slack, "slack"))
+        return _tight_budget(self.spends, check_unit_interval(slack, "slack"),
+                             self._composition)
 
     def remaining(self):
         """What the ceiling leaves, under the composition its check uses.
@@ -418,7 +421,7 @@ class BudgetAccountant:
             # (randomized response) to seconds (long DP-SGD runs).
             tight = None
             if self._slack is not None:
-                tight = _tight_budget([*records, spend], self._slack)
+                tight = _tight_budget([*records, spend], self._slack, self._composition)
                 if self._ceiling.covers(tight):
                     return
             composed = "" if tight is None else (
@@ -440,15 +443,17 @@ class BudgetAccountant:
         return check
 
 
-def _tight_budget(spends, slack):
+def _tight_budget(spends, slack, composition):
     """The tight composition of ``spends`` at ``slack``, never above their basic sum.
 
-    Without dp-accounting, the basic sum at the larger delta.
+    ``composition`` caches the composed records (see
+    :class:`~sklearn_labeldp.accounting._pld.Composition`). Without
+    dp-accounting, the basic sum at the larger delta.
     """
     basic = compose_sequential(s.budget for s in spends)
     try:
         import dp_accounting  # noqa: F401
     except ImportError:
         return PrivacyBudget(basic.epsilon, min(1.0, basic.delta + slack))
-    epsilon, delta = tight_total(spends, slack)
+    epsilon, delta = tight_total(spends, slack, composition)
     return PrivacyBudget(min(basic.epsilon, epsilon), delta)

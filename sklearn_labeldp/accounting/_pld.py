@@ -52,6 +52,7 @@ distribution would need a grid of billions of points there, and
 
 import functools
 import math
+import threading
 
 from ._budget import _DESCRIBED_EPSILON
 from ._descriptions import DESCRIPTIONS, DISCRETISATION
@@ -101,16 +102,74 @@ def _pld(description, count=1):
     return result.self_compose(count) if count > 1 else result
 
 
-def tight_total(spends, slack):
+def _composed(descriptions):
+    """The PLD of ``descriptions`` (a non-empty sequence), composed as a balanced tree.
+
+    Equal descriptions are self-composed first (one FFT power instead of a chain
+    of convolutions). The groups are then composed pairwise, level by level:
+    composition is associative, and composing parts of similar size costs
+    ``O(N log k)`` for ``k`` groups whose composition has ``N`` grid points, where
+    a chain costs ``O(N k)`` (9.6 s against 0.4 s at 300 distinct records).
+    """
+    counts = {}
+    for description in descriptions:
+        counts[description] = counts.get(description, 0) + 1
+    plds = [_pld(description, count) for description, count in counts.items()]
+    while len(plds) > 1:
+        pairs = [plds[i].compose(plds[i + 1]) for i in range(0, len(plds) - 1, 2)]
+        plds = pairs + plds[len(pairs) * 2:]
+    return plds[0]
+
+
+class Composition:
+    """The composed PLD of an append-only ledger's described records, kept between calls.
+
+    A ledger only grows, so the composition of its records so far is the
+    prefix of every later query: a query composes the cached prefix with the
+    records added since (a charge: one record), instead of the whole ledger.
+    The cache holds the composition of all but a query's last description (a
+    charge's candidate, which may be refused); a query whose descriptions do
+    not extend the cached ones rebuilds it. Composition is associative, so the
+    result is the same composition as a rebuild, up to the pessimistic
+    discretisation of each convolution (an upper bound either way).
+
+    Pickles as an empty cache: a process rebuilds it once, on its first query.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._descriptions = ()
+        self._pld = None
+
+    def __reduce__(self):
+        return (Composition, ())
+
+    def pld(self, descriptions):
+        """The PLD of ``descriptions`` (a non-empty list), extending the cache."""
+        prefix, last = tuple(descriptions[:-1]), _pld(descriptions[-1])
+        with self._lock:
+            known = len(self._descriptions)
+            if self._pld is None or prefix[:known] != self._descriptions:
+                known, self._pld = 0, None
+            if len(prefix) > known:
+                added = _composed(prefix[known:])
+                self._pld = added if self._pld is None else self._pld.compose(added)
+                self._descriptions = prefix
+            base = self._pld
+        return last if base is None else base.compose(last)
+
+
+def tight_total(spends, slack, composition=None):
     """``(epsilon, delta)`` of ``spends``: the described ones composed exactly, the rest summed.
 
     ``delta`` is every recorded delta plus ``slack``; the described spends'
     composition is read at their own deltas plus ``slack``, and the other
     spends add their ``(epsilon, delta)`` beside it (basic composition of the
-    two groups). Equal descriptions are self-composed (one FFT power instead
-    of a chain of convolutions).
+    two groups). ``composition``, a :class:`Composition`, keeps the composed
+    records between calls on a growing ledger; without one the composition
+    is built afresh.
     """
-    counts = {}
+    descriptions = []
     rest_epsilon, rest_delta, described_delta = [], [], []
     for spend in spends:
         description = _description(spend)
@@ -118,14 +177,11 @@ def tight_total(spends, slack):
             rest_epsilon.append(spend.epsilon)
             rest_delta.append(spend.delta)
         else:
-            counts[description] = counts.get(description, 0) + 1
+            descriptions.append(description)
             described_delta.append(spend.delta)
     epsilon = math.fsum(rest_epsilon)
-    if counts:
-        pld = None
-        for description, count in counts.items():
-            part = _pld(description, count)
-            pld = part if pld is None else pld.compose(part)
+    if descriptions:
+        pld = (composition or Composition()).pld(descriptions)
         pld_delta = min(1.0, math.fsum(described_delta) + slack)
         epsilon += max(0.0, float(pld.get_epsilon_for_delta(pld_delta)))
     return epsilon, min(1.0, math.fsum(rest_delta) + math.fsum(described_delta) + slack)

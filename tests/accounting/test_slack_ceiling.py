@@ -145,9 +145,9 @@ def _slow_tight(monkeypatch, seconds):
     # unsynchronised check-and-spend would be caught overspending.
     original = _accountant.tight_total
 
-    def slow(spends, slack):
+    def slow(*args):
         time.sleep(seconds)
-        return original(spends, slack)
+        return original(*args)
 
     monkeypatch.setattr(_accountant, "tight_total", slow)
 
@@ -188,9 +188,9 @@ def _spend_worker(payload, n, barrier, queue):
     acc = pickle.loads(payload)
     original = _accountant.tight_total
 
-    def slow(spends, slack):
+    def slow(*args):
         time.sleep(0.002)
-        return original(spends, slack)
+        return original(*args)
 
     _accountant.tight_total = slow
     barrier.wait()
