@@ -53,7 +53,8 @@ from ._randomizers import (
     resolve_debias,
 )
 
-__all__ = ["NoisyLabelRegressor", "auto_mechanism", "auto_prior_epsilon", "default_n_neighbors"]
+__all__ = ["NoisyLabelRegressor", "auto_mechanism", "auto_prior_epsilon",
+           "auto_unbiased_min_rows", "default_n_neighbors"]
 
 # The share of epsilon that buys the DP histogram prior when prior_epsilon="auto",
 # and the larger share when even two-output randomized response at the rest of
@@ -94,10 +95,15 @@ def auto_prior_epsilon(epsilon, n_samples):
 # randomizer's vote_inflation), at most n / 4 of them (the classifiers' rule for
 # two classes, sklearn_labeldp._neighbors).
 # mechanism="auto" takes the unbiased randomizer only where its noise is worth
-# averaging out (rho of at least AUTO_UNBIASED_MIN_INFLATION; below, RR-on-Bins
-# has bins fine enough) and can be (its k-NN within n / AUTO_UNBIASED_ROWS_PER_VOTE).
+# averaging out (rho of at least AUTO_UNBIASED_MIN_INFLATION; below, both errors
+# are small and RR-on-Bins stays) and can be: its k-NN within n / AUTO_UNBIASED_ROWS_PER_VOTE
+# rows (the cap of the k rule, so that k is never capped there), and at least
+# AUTO_UNBIASED_ROWS_PER_SQUARED_INFLATION rho^2 rows (below eps 0.61, where
+# the k-NN's wide neighbourhoods cost more than RR-on-Bins' rounding; see
+# auto_mechanism).
 AUTO_UNBIASED_MIN_INFLATION = 1.5
-AUTO_UNBIASED_ROWS_PER_VOTE = 6
+AUTO_UNBIASED_ROWS_PER_VOTE = 4
+AUTO_UNBIASED_ROWS_PER_SQUARED_INFLATION = 1.25
 
 
 def default_n_neighbors(n_samples, inflation):
@@ -137,25 +143,61 @@ def default_n_neighbors(n_samples, inflation):
     return shared_n_neighbors(n_samples, 2, inflation)
 
 
+def auto_unbiased_min_rows(release_epsilon):
+    """The fewest rows from which ``mechanism="auto"`` takes the unbiased randomizer at ``eps``.
+
+    ``max(40 rho, 1.25 rho^2)`` with ``rho = 1 + 12 v(eps)`` (see
+    :func:`auto_mechanism`), or infinity where ``rho < 1.5``.
+
+    Parameters
+    ----------
+    release_epsilon : float
+        The unbiased randomizer's epsilon.
+
+    Returns
+    -------
+    float
+    """
+    setting = RandomizerSetting(release_epsilon, 0.0, (0.0, 1.0), "squared")
+    inflation = RANDOMIZERS["unbiased"].vote_inflation(setting, {})
+    if not inflation >= AUTO_UNBIASED_MIN_INFLATION:
+        return math.inf
+    return max(AUTO_UNBIASED_ROWS_PER_VOTE * CLEAN_NEIGHBORS * inflation,
+               AUTO_UNBIASED_ROWS_PER_SQUARED_INFLATION * inflation ** 2)
+
+
 def auto_mechanism(n_samples, release_epsilon):
     """``mechanism="auto"`` with the default base: the randomizer, from public n and eps.
 
     ``"unbiased"`` (the optimal unbiased randomizer of Badanidiyuru et al.
     2023) when its vote inflation ``rho = 1 + 12 v(eps)`` (``v``:
     :func:`~sklearn_labeldp.regression._moments.two_output_variance` at its
-    epsilon) is at least 1.5 and its k-NN, ``10 rho`` neighbours, takes at
-    most ``n / 6`` rows; ``"rr_on_bins"`` (Ghazi et al. 2023) otherwise.
-    RR-on-Bins' releases have the least error but stand for the value of the
-    label's bin, whose rounding a model keeps however many rows it averages;
-    the unbiased releases are far noisier but have mean ``y``, and a k-NN of
-    enough rows averages the noise away. Where ``10 rho`` exceeds ``n / 6``
-    the neighbourhoods grow too wide for a target that varies (a sine of 2,000
-    rows at eps 0.5 went above the training mean's error with ``n / 4``);
-    where ``rho < 1.5`` (``eps`` above 3.26) RR-on-Bins has bins fine enough
-    that the unbiased noise costs more than their rounding. With 1,000 rows:
-    RR-on-Bins up to ``eps`` 0.85, the unbiased randomizer from there to
-    3.26, RR-on-Bins above; the lower end falls as ``n`` grows (``eps`` 2 from
-    191 rows, 1 from 723, 0.5 from 2,881).
+    epsilon) is at least 1.5 and ``n >= max(40 rho, 1.25 rho^2)``
+    (:func:`auto_unbiased_min_rows`); ``"rr_on_bins"`` (Ghazi et al. 2023)
+    otherwise. RR-on-Bins' releases have the least error but stand for the
+    value of the label's bin, whose rounding a model keeps however many rows
+    it averages (at eps 1 it has two bins); the unbiased releases are far
+    noisier but have mean ``y``, and a k-NN of enough rows averages the
+    noise away. The two conditions on ``n``:
+
+    - ``40 rho``: the k-NN's ``10 rho`` neighbours take at most a quarter of
+      the rows (the cap of :func:`default_n_neighbors`, which then never
+      binds). The former ``n / 6`` left RR-on-Bins' rounding where it costs
+      most: Friedman #2 at eps 1 reached 3.07 to 3.47 times the test MSE of
+      :class:`~sklearn_labeldp.DPLeastSquaresRegressor` with 500 to 700 rows
+      (9 seeds), 1.46 to 1.84 times with the unbiased randomizer.
+    - ``1.25 rho^2``, which binds below eps 0.61 (``rho > 32``): there the
+      ``10 rho`` neighbours are so many that the k-NN's neighbourhoods are
+      too wide for a target that varies (a sine of 2,000 rows at eps 0.5 went
+      to 1.12 times the training mean's error with ``n / 4``, against 0.83
+      with RR-on-Bins); it keeps the former boundary at eps 0.5 (2,882 rows).
+
+    Where ``rho < 1.5`` (``eps`` above 3.26) RR-on-Bins stays: both errors
+    are small there (on the benchmark's cells at eps 4 and 8 the unbiased
+    randomizer's test MSEs were 8% and 4% lower on average, but up to 12%
+    higher, on a 1-d sine at eps 4). The unbiased randomizer is taken at
+    eps 2 from 127 rows, 1 from 482, 0.75 from 855, 0.5 from 2,882; with
+    1,000 rows from eps 0.69 to 3.26.
     Measured in ``benchmarks/regression_defaults.py`` (see the user guide).
 
     Parameters
@@ -168,10 +210,7 @@ def auto_mechanism(n_samples, release_epsilon):
     -------
     {"unbiased", "rr_on_bins"}
     """
-    setting = RandomizerSetting(release_epsilon, 0.0, (0.0, 1.0), "squared")
-    inflation = RANDOMIZERS["unbiased"].vote_inflation(setting, {})
-    fits = CLEAN_NEIGHBORS * inflation <= n_samples / AUTO_UNBIASED_ROWS_PER_VOTE
-    return "unbiased" if fits and inflation >= AUTO_UNBIASED_MIN_INFLATION else "rr_on_bins"
+    return "unbiased" if n_samples >= auto_unbiased_min_rows(release_epsilon) else "rr_on_bins"
 
 
 class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegressor):
@@ -196,8 +235,9 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
     - ``"auto"`` (default): ``"rr_on_bins"`` with a given ``estimator``; with
       the default one, a rule of the public ``n`` and ``epsilon``
       (:func:`auto_mechanism`): the unbiased randomizer under a uniform public
-      prior where a k-NN can average its noise away (``10 rho`` neighbours
-      within ``n / 6`` rows, ``rho = 1 + 12 v(eps) >= 1.5``, where ``v =
+      prior where a k-NN can average its noise away (``n >= max(40 rho,
+      1.25 rho^2)``: ``10 rho`` neighbours within ``n / 4`` rows, and more
+      rows below eps 0.61; ``rho = 1 + 12 v(eps) >= 1.5``, where ``v =
       e^eps / (e^eps - 1)^2`` is the variance of debiased two-output
       randomized response per squared range width), RR-on-Bins elsewhere.
       RR-on-Bins' releases have the least error but stand for their bin's
@@ -205,7 +245,8 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
       the unbiased releases have mean ``y`` (Badanidiyuru et al. 2023). On
       Friedman #2 with 2,000 training rows at eps 1 the default's test MSE
       went from 4.6 to 2.1 times that of
-      :class:`~sklearn_labeldp.DPLeastSquaresRegressor` (see the user guide).
+      :class:`~sklearn_labeldp.DPLeastSquaresRegressor`, with 600 rows from
+      3.3 to 1.5 (see the user guide).
 
     With ``estimator=None`` the base is a ``KNeighborsRegressor`` whose
     ``n_neighbors`` follows the release's noise (:func:`default_n_neighbors`):

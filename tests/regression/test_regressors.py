@@ -269,12 +269,17 @@ def _resolved(reg):
 @pytest.mark.parametrize("n, epsilon, expected", [
     # Weak release: RR-on-Bins, 30% to the DP histogram, 10 coth(0.35 / 2) neighbours.
     (300, 0.5, ("rr_on_bins", 0.35, 0.15, 4, round(10 / math.tanh(0.175)))),
-    # The unbiased randomizer's 10 (1 + 12 v(2)) = 31.7 neighbours fit in 300 / 6 rows:
+    # The unbiased randomizer's 10 (1 + 12 v(2)) = 31.7 neighbours fit in 300 / 4 rows:
     # it runs at all of epsilon under the uniform prior (17 values).
     (300, 2.0, ("unbiased", 2.0, 0.0, 17, round(10 * (1 + 12 * _v(2.0))))),
-    # 10 (1 + 12 v(1)) = 120.5 neighbours need 723 rows: RR-on-Bins below, unbiased from there.
-    (722, 1.0, ("rr_on_bins", 0.9, 0.1, 4, round(10 / math.tanh(0.45)))),
-    (723, 1.0, ("unbiased", 1.0, 0.0, 17, 120)),
+    # 10 (1 + 12 v(1)) = 120.5 neighbours need 482 rows (n / 4): RR-on-Bins below,
+    # unbiased from there (1.25 rho^2 = 181 rows binds only below eps 0.61).
+    (481, 1.0, ("rr_on_bins", 0.9, 0.1, 4, round(10 / math.tanh(0.45)))),
+    (482, 1.0, ("unbiased", 1.0, 0.0, 17, 120)),
+    # At eps 0.5, 1.25 rho^2 = 2881.5 rows bind (40 rho = 1,921): RR-on-Bins below 2,882
+    # rows (10% to the histogram: 2000 tanh(0.225)^2 = 98 effective samples).
+    (2000, 0.5, ("rr_on_bins", 0.45, 0.05, 4, round(10 / math.tanh(0.225)))),
+    (2882, 0.5, ("unbiased", 0.5, 0.0, 17, round(10 * (1 + 12 * _v(0.5))))),
     # rho = 1 + 12 v(4) < 1.5: RR-on-Bins, whose bins are fine by then, 10 coth(1.8) = 11.
     (2000, 4.0, ("rr_on_bins", 3.6, 0.4, 16, 11)),
 ])
@@ -334,14 +339,14 @@ def test_a_user_value_wins_over_the_default_rule():
     laplace = NoisyLabelRegressor(mechanism="laplace", **kw).fit(X, y)
     assert laplace.mechanism_params_["n_neighbors"] == 800 // 4  # 10 (1 + 12 * 2) > n / 4
     # A given prior_epsilon: its DP histogram, and the rule at the rest of epsilon
-    # (10 (1 + 12 v(0.8)) = 188 neighbours need 1,127 rows: RR-on-Bins with 800).
-    share = NoisyLabelRegressor(prior_epsilon=0.2, **kw).fit(X, y)
+    # (rho(0.6) = 33.4: max(40 rho, 1.25 rho^2) = 1,391 rows; RR-on-Bins with 800).
+    share = NoisyLabelRegressor(prior_epsilon=0.4, **kw).fit(X, y)
     assert share.mechanism_params_["mechanism"] == "rr_on_bins"
-    assert share.mechanism_params_["prior_epsilon"] == 0.2
-    bigger = NoisyLabelRegressor(prior_epsilon=0.2, **kw).fit(np.vstack([X, X]),
+    assert share.mechanism_params_["prior_epsilon"] == 0.4
+    bigger = NoisyLabelRegressor(prior_epsilon=0.4, **kw).fit(np.vstack([X, X]),
                                                               np.hstack([y, y]))
     assert bigger.mechanism_params_["mechanism"] == "unbiased"
-    assert bigger.privacy_spend_.parts[0].epsilon == pytest.approx(0.2)
+    assert bigger.privacy_spend_.parts[0].epsilon == pytest.approx(0.4)
     # A public prior or a grid size is used by the resolved randomizer.
     prior = (np.linspace(0, 30, 5), np.full(5, 0.2))
     public = NoisyLabelRegressor(prior=prior, **kw).fit(X, y)
@@ -354,21 +359,34 @@ def test_a_user_value_wins_over_the_default_rule():
 
 def test_the_default_rule_functions():
     from sklearn_labeldp.regression._moments import two_output_variance, unbiased_variance
-    from sklearn_labeldp.regression._noisy_labels import auto_mechanism, default_n_neighbors
+    from sklearn_labeldp.regression._noisy_labels import (
+        auto_mechanism,
+        auto_unbiased_min_rows,
+        default_n_neighbors,
+    )
 
     for epsilon in (0.1, 1.0, 3.0, 30.0):
         assert two_output_variance(epsilon) == pytest.approx(_v(epsilon))
     assert two_output_variance(1e-320) == np.inf and two_output_variance(800.0) == 0.0
     # It stands for the unbiased randomizer's variance under a uniform prior: within
-    # 8% up to eps 2 (the rule's range of eps where n / 6 rows matter).
+    # 8% up to eps 2 (the rule's range of eps where n / 4 rows matter).
     uniform = (np.linspace(0, 1, 17), np.full(17, 1 / 17))
     for epsilon in (0.45, 0.9, 1.8):
         ratio = unbiased_variance(epsilon, uniform, (0, 1)) / two_output_variance(epsilon)
         assert 1.0 <= ratio < 1.08
+    # The rows the unbiased randomizer needs: max(40 rho, 1.25 rho^2), rho = 1 + 12 v(eps).
+    for epsilon in (0.25, 0.5, 0.6, 0.62, 0.75, 1.0, 2.0, 3.0):
+        rho = 1 + 12 * _v(epsilon)
+        assert auto_unbiased_min_rows(epsilon) == pytest.approx(max(40 * rho, 1.25 * rho**2))
+    assert auto_unbiased_min_rows(0.6) == pytest.approx(1.25 * (1 + 12 * _v(0.6)) ** 2)
+    assert auto_unbiased_min_rows(0.62) == pytest.approx(40 * (1 + 12 * _v(0.62)))
+    assert auto_unbiased_min_rows(3.27) == np.inf  # rho < 1.5: RR-on-Bins at any n
     # The thresholds the docstrings state.
-    for n, epsilon, mechanism in [(190, 2.0, "rr_on_bins"), (191, 2.0, "unbiased"),
-                                  (722, 1.0, "rr_on_bins"), (723, 1.0, "unbiased"),
-                                  (2880, 0.5, "rr_on_bins"), (2881, 0.5, "unbiased"),
+    for n, epsilon, mechanism in [(126, 2.0, "rr_on_bins"), (127, 2.0, "unbiased"),
+                                  (481, 1.0, "rr_on_bins"), (482, 1.0, "unbiased"),
+                                  (854, 0.75, "rr_on_bins"), (855, 0.75, "unbiased"),
+                                  (2881, 0.5, "rr_on_bins"), (2882, 0.5, "unbiased"),
+                                  (1000, 0.69, "rr_on_bins"), (1000, 0.70, "unbiased"),
                                   (10**6, 3.25, "unbiased"), (10**6, 3.27, "rr_on_bins")]:
         assert auto_mechanism(n, epsilon) == mechanism, (n, epsilon)
     assert default_n_neighbors(1000, 1.0) == 10
