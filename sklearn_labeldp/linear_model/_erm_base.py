@@ -44,6 +44,7 @@ from .._predict import DecisionFunctionPredictMixin
 from ..utils import is_dask
 from ._calibration import (
     DEFAULT_AUTO_C,
+    NEWTON_LABEL_SIGNAL,
     SECOND_ORDER_AUTO_STEPS,
     auto_first_order_steps,
     auto_perturbation_regularization,
@@ -172,14 +173,15 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
     def _solver_for(self, X, n_classes=2):
         """The solver of a fit: ``solver``, or ``"auto"`` resolved by
         :func:`~sklearn_labeldp.linear_model._randomized_labels.auto_solver`
-        from public quantities (epsilon, delta, n, K, ``privacy``, the loss,
-        dask input)."""
+        from public quantities (epsilon, delta, n, d, K, ``privacy``, the
+        loss, dask input)."""
         if self.solver != "auto":
             return self.solver
         # A dask X's row count is not computed here; the dask branch needs none (nor K).
         dask = is_dask(X)
         return auto_solver(epsilon=self.epsilon, delta=self._delta, n_classes=n_classes,
                            privacy=self.privacy, n_samples=None if dask else X.shape[0],
+                           n_features=X.shape[1] + (1 if self.fit_intercept else 0),
                            loss=self._loss(), dask=dask)
 
     def _regularization(self, C, n_samples):
@@ -193,7 +195,8 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
         ``solver`` is the fit's (``"auto"`` resolved); ``n_features`` is ``d``,
         the mapped features (the intercept's column included). Returns the
         resolved values by name; ``C`` is always among them:
-        ``_calibration.auto_regularization`` for DP-Newton and DP-FC,
+        ``_calibration.auto_regularization`` for DP-Newton and DP-FC (with
+        its bias-variance floor for DP-Newton under label DP),
         :func:`~sklearn_labeldp.linear_model._calibration.auto_perturbation_regularization`
         for objective and output perturbation,
         :func:`~sklearn_labeldp.linear_model._randomized_labels.randomized_response_regularization`
@@ -215,7 +218,12 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
             probe = SOLVERS[solver].calibrate(self._setting(
                 n_samples, n_classes, C=1.0,
                 **resolved_steps(self, solver, n_samples, n_features, n_classes)))
-            reg = auto_regularization(probe["noise_scales"]["gradient"], n_features)
+            # Label-DP DP-Newton: at least the bias-variance ridge of a noisy Newton step
+            # (auto_regularization), which matters where the noise is large (small data).
+            signal = NEWTON_LABEL_SIGNAL if solver == "newton" and self.privacy == "label" else (
+                None)
+            reg = auto_regularization(probe["noise_scales"]["gradient"], n_features,
+                                      signal=signal)
         else:
             return {"C": DEFAULT_AUTO_C}
         return {"C": 1.0 / (reg * n_samples * (2.0 if self.fit_intercept else 1.0))}

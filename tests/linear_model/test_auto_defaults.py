@@ -17,6 +17,7 @@ from sklearn_labeldp.linear_model import (
 )
 from sklearn_labeldp.linear_model._calibration import (
     FIRST_ORDER_AUTO_STEPS,
+    NEWTON_LABEL_SIGNAL,
     auto_first_order_steps,
     auto_regularization,
     perturbation_noise_share,
@@ -31,6 +32,8 @@ AUTO_CASES = {
     "ls-full-weighted": (DPLeastSquaresClassifier(privacy="full", data_norm=4.0), ["alpha_"]),
     "newton-full": (DPLogisticRegression(solver="newton", delta=1e-5, privacy="full",
                                          data_norm=4.0), ["C_", "n_noisy_steps_"]),
+    "newton-label": (DPLogisticRegression(solver="newton", delta=1e-5),
+                     ["C_", "n_noisy_steps_"]),
     "fc-label": (DPLogisticRegression(solver="fc", delta=1e-5), ["C_", "n_noisy_steps_"]),
     "sgd-label": (DPLogisticRegression(solver="sgd", delta=1e-5), ["C_", "n_noisy_steps_"]),
     "adam-full-minibatch": (DPLogisticRegression(solver="adam", delta=1e-5, privacy="full",
@@ -71,6 +74,7 @@ def test_auto_values_are_public_and_recorded(name):
     ("ls-label-weighted", {"alpha": 3.5}),
     ("ls-full-ridge", {"alpha": 2.0}),
     ("newton-full", {"C": 0.25, "n_noisy_steps": 3}),
+    ("newton-label", {"C": 0.3}),
     ("sgd-label", {"C": 4.0, "n_noisy_steps": 7}),
     ("svc", {"C": 0.5}),
     ("output-full", {"C": 0.5}),
@@ -166,15 +170,65 @@ def test_auto_perturbation_regularization_is_the_noise_share(solver, privacy, k)
 
 
 def test_auto_regularization_is_the_noise_scale():
-    # Lambda = (1/4) sqrt(d / 2) sigma, and C_ is its scikit-learn C.
+    # Lambda = (1/4) sqrt(d / 2) sigma, at least (1/4) sigma^2 / gamma with a signal gamma,
+    # and C_ is its scikit-learn C.
     assert auto_regularization(0.02, 50) == pytest.approx(0.25 * 5.0 * 0.02)
+    # Small noise: the floor (1/4) 0.02^2 / 0.01 = 0.01 is below 0.025, which stays.
+    assert auto_regularization(0.02, 50, signal=0.01) == pytest.approx(0.25 * 5.0 * 0.02)
+    # Large noise: sigma = 0.2 > sqrt(50 / 2) 0.01 = 0.05, the floor 0.25 * 4 = 1 wins.
+    assert auto_regularization(0.2, 50, signal=0.01) == pytest.approx(0.25 * 0.04 / 0.01)
     X, y = _data(400, 2)
-    fit = DPLogisticRegression(solver="newton", delta=1e-5, epsilon=1.0, classes=[0, 1],
-                               random_state=0).fit(X, y)
-    sigma = fit.mechanism_params_["noise_scales"]["gradient"]
-    reg = auto_regularization(sigma, X.shape[1] + 1)
-    assert fit.mechanism_params_["regularization"] == pytest.approx(reg)
-    assert fit.C_ == pytest.approx(1.0 / (2.0 * X.shape[0] * reg))
+    d = X.shape[1] + 1
+    kw = dict(delta=1e-5, classes=[0, 1], random_state=0)
+    # The floor is DP-Newton's under label DP only; DP-FC and full-DP DP-Newton keep the
+    # noise scale. At epsilon 0.1 on 400 rows the noise is large enough for the floor.
+    for estimator, signal in [
+            (DPLogisticRegression(solver="newton", epsilon=0.1, **kw), NEWTON_LABEL_SIGNAL),
+            (DPLogisticRegression(solver="fc", epsilon=0.1, **kw), None),
+            (DPLogisticRegression(solver="newton", privacy="full", data_norm=4.0, epsilon=0.1,
+                                  **kw), None)]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = estimator.fit(X, y)
+        sigma = fit.mechanism_params_["noise_scales"]["gradient"]
+        reg = auto_regularization(sigma, d, signal=signal)
+        assert fit.mechanism_params_["regularization"] == pytest.approx(reg)
+        assert fit.C_ == pytest.approx(1.0 / (2.0 * X.shape[0] * reg))
+        if signal is not None:
+            assert reg > auto_regularization(sigma, d)  # the floor is active
+
+
+def _gaussian_mu(eps, delta):
+    # The largest Gaussian (in noise stds) within (eps, delta), exact profile (Balle and
+    # Wang 2018).
+    return brentq(lambda m: norm.cdf(-eps / m + m / 2) - math.exp(eps) * norm.cdf(-eps / m - m / 2)
+                  - delta, 1e-3, 50.0, xtol=1e-14)
+
+
+@pytest.mark.parametrize(("eps", "expected_C", "floor"), [(2.0, 0.2837205, False),
+                                                           (0.2, 0.00601900, True)])
+def test_label_dp_newton_auto_C_exact_value(eps, expected_C, floor):
+    # Two classes, n = 400, d = 4 + 1, label DP, delta = 1e-5, 5 steps: mu^2 = T / s^2, each
+    # step's mean gradient has L2 sensitivity 1 / n (a label flip moves one residual by 1 on
+    # a row of norm <= 1), sigma = s / n; Lambda = (1/4) max(sqrt(d / 2) sigma,
+    # sigma^2 / 0.01) and C = 1 / (2 n Lambda). At epsilon 2 the noise scale wins
+    # (sigma = 0.011 < sqrt(5 / 2) 0.01), at epsilon 0.2 the floor (sigma = 0.091).
+    n, d, delta, steps = 400, 5, 1e-5, 5
+    sigma = math.sqrt(steps) / _gaussian_mu(eps, delta) / n
+    reg = 0.25 * (sigma ** 2 / 0.01 if floor else math.sqrt(d / 2) * sigma)
+    assert (sigma > math.sqrt(d / 2) * 0.01) == floor
+    assert 1.0 / (2.0 * n * reg) == pytest.approx(expected_C, rel=1e-5)
+    X, y = _data(n, 2)
+    kw = dict(solver="newton", delta=delta, epsilon=eps, classes=[0, 1], random_state=0)
+    fits = [DPLogisticRegression(**kw).fit(X, labels)
+            for labels in (y, np.random.default_rng(1).permutation(y), np.zeros_like(y))]
+    assert fits[0].n_noisy_steps_ == steps
+    assert fits[0].C_ == pytest.approx(expected_C, rel=1e-5)
+    assert fits[0].mechanism_params_["C"] == fits[0].C_
+    # The labels do not enter: permuted or constant labels resolve the very same C_.
+    assert fits[1].C_ == fits[2].C_ == fits[0].C_
+    # A user's C wins.
+    assert DPLogisticRegression(C=0.3, **kw).fit(X, y).C_ == 0.3
 
 
 def test_adaptive_ridge_reads_the_smallest_eigenvalue():

@@ -18,6 +18,7 @@ from sklearn_labeldp.linear_model._minimise import minimise
 from sklearn_labeldp.linear_model._randomized_labels import (
     AUTO_SOLVER_MAX_CHANGED,
     AUTO_SOLVER_MAX_INFLATION,
+    AUTO_SOLVER_NOISE_RATIO,
     auto_solver,
     debiasing_term,
     randomized_response_regularization,
@@ -121,6 +122,41 @@ def test_auto_solver_switches_where_the_label_variance_is_inflated_tenfold(n_cla
     assert auto_solver(epsilon=8.0, **{**kw, "privacy": "full"}) == "objective"
     assert auto_solver(epsilon=8.0, **{**kw, "delta": 1e-5, "n_samples": None},
                        dask=True) == "newton"
+
+
+def test_auto_solver_compares_the_two_noises_for_the_logistic_loss():
+    # Randomized response's noise in the mean gradient, sqrt((rho - 1) / n), against twice
+    # objective perturbation's nu = d / (n eps_problem) (eps / 2 per problem for K = 3).
+    kw = dict(delta=0.0, privacy="label", loss=LogisticLoss())
+    # The iris (105 rows, 4 features + intercept), K = 3: at epsilon 1, rho = 5.94,
+    # sqrt(4.94 / 105) = 0.217 > 2 * 5 / 52.5 = 0.190: objective perturbation; at epsilon 2,
+    # rho = 1.93, sqrt(0.93 / 105) = 0.094 < 2 * 5 / 105 = 0.095: randomized response.
+    iris = dict(n_classes=3, n_samples=105, n_features=5, **kw)
+    rho = rr_vote_inflation(1.0, 3)
+    assert math.sqrt((rho - 1) / 105) > AUTO_SOLVER_NOISE_RATIO * 5 / (105 * 0.5)
+    assert auto_solver(epsilon=1.0, **iris) == "objective"
+    rho = rr_vote_inflation(2.0, 3)
+    assert math.sqrt((rho - 1) / 105) < AUTO_SOLVER_NOISE_RATIO * 5 / (105 * 1.0)
+    assert auto_solver(epsilon=2.0, **iris) == "randomized_response"
+    # The wine's 13 features at epsilon 1: randomized response.
+    assert auto_solver(epsilon=1.0, n_classes=3, n_samples=124, n_features=14,
+                       **kw) == "randomized_response"
+    # Without the dimension (or for the Huber hinge, not debiased) no comparison is made.
+    assert auto_solver(epsilon=1.0, n_classes=3, n_samples=105, **kw) == "randomized_response"
+    assert auto_solver(epsilon=1.0, **{**iris, "loss": HuberHingeLoss(0.5)}) == (
+        "randomized_response")
+    # The estimator reads the same public quantities: permuted or constant labels resolve
+    # the same solver_, and a user's solver wins.
+    X, y = _iris()
+    fits = [DPLogisticRegression(epsilon=1.0, classes=[0, 1, 2], random_state=0).fit(X, labels)
+            for labels in (y, np.random.default_rng(0).permutation(y), np.zeros_like(y))]
+    assert [fit.solver_ for fit in fits] == ["objective"] * 3
+    given = DPLogisticRegression(epsilon=1.0, solver="randomized_response", classes=[0, 1, 2],
+                                 random_state=0).fit(X, y)
+    assert given.solver_ == "randomized_response"
+    # 150 rows at epsilon 4: sqrt(0.095 / 150) = 0.025 < 2 * 5 / 300 = 0.033.
+    assert DPLogisticRegression(epsilon=4.0, classes=[0, 1, 2], random_state=0).fit(
+        X, y).solver_ == "randomized_response"
 
 
 def test_the_hinge_randomizes_labels_only_while_few_are_expected_to_change():
