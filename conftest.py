@@ -1,10 +1,11 @@
-"""Collection rules shared by the test run and the doctests of the package and the user guide."""
+"""Collection rules shared by the test run and the doctests of the package."""
 
 import importlib.util
 
-# --doctest-glob=*.rst (pyproject.toml) collects the user guide's pages; what
-# Sphinx and sphinx-gallery generate under doc/ is not documentation source, and
-# doc/conf.py is Sphinx's configuration, not a module to import.
+# The user guide's pages run in tests/test_doc_snippets.py; should doc/ be named
+# on the command line, what Sphinx and sphinx-gallery generate there is not
+# documentation source, and doc/conf.py is Sphinx's configuration, not a module
+# to import.
 collect_ignore_glob = [
     "doc/_build/*",
     "doc/generated/*",
