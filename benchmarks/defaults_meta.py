@@ -42,7 +42,12 @@ n_classes=K, random_state=1)``, the first ``N`` rows for training and 2,000
 for testing (standardised on the training rows); ``hastie``
 (``make_hastie_10_2``, 12,000 rows, two classes) and ``tabular-3``
 (``make_classification``, 6,000 rows, 15 features, three classes), split
-70/30: tabular sets the default-base rule was not set on.
+70/30: tabular sets the default-base rule was not set on; and, added to test
+changes to vector approximation's tree threshold on sets no rule was set on,
+``moons-2`` and ``moons-18k-2`` (``make_moons``, noise 0.35, with three noise
+features; 10,000 and 18,000 training rows), ``mc-10k-2`` and ``mc-18k-2``
+(``make_classification``, 12 features, two classes) and ``mc-20k-10``
+(``make_classification``, 20,000 training rows, 20 features, ten classes).
 
 Columns, as in ``benchmarks/defaults.py``: test accuracy, median over the
 seeds (``--seeds``, default 3), at each epsilon (``--epsilons``); ``base`` is
@@ -70,7 +75,7 @@ import numpy as np
 from defaults import DEFAULT_DATA_DIR, load
 from joblib import Parallel, delayed
 from sklearn.base import clone
-from sklearn.datasets import make_classification, make_hastie_10_2
+from sklearn.datasets import make_classification, make_hastie_10_2, make_moons
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier, KNeighborsRegressor
@@ -172,21 +177,50 @@ def nonprivate_base(name, X_train, y_train, X_test, y_test, epsilon):
     return base.fit(X_train, y_train).score(X_test, y_test)
 
 
+def _hastie():
+    """``make_hastie_10_2``: 12,000 rows, 10 features, two classes (Hastie et al. 2009)."""
+    X, y = make_hastie_10_2(12000, random_state=0)
+    return X, (y > 0).astype(int)
+
+
+def _moons(n_samples, seed):
+    """``make_moons`` (noise 0.35) with three standard-normal noise features."""
+    X, y = make_moons(n_samples, noise=0.35, random_state=seed)
+    noise = np.random.default_rng(seed).normal(size=(y.size, 3))
+    return np.hstack([X, noise]), y
+
+
+# Sets the default-base rule was not set on, 70/30 (name -> (X, y)): the first
+# two checked the rule; the others were added to test changes to vector
+# approximation's threshold (n / (K rho^2) of 64 and 115 at epsilon 1 for the
+# 2-class ones, 248 at epsilon 2 for the 10-class one).
+HELD_OUT = {
+    "hastie": lambda: _hastie(),
+    # 6,000 rows, 15 features, three classes
+    "tabular-3": lambda: make_classification(6000, 15, n_informative=8, n_redundant=2,
+                                             n_classes=3, flip_y=0.05, random_state=7),
+    "moons-2": lambda: _moons(14286, 5),
+    "mc-10k-2": lambda: make_classification(14286, n_features=12, n_informative=6,
+                                            n_redundant=2, flip_y=0.03, random_state=21),
+    "moons-18k-2": lambda: _moons(25715, 6),
+    "mc-18k-2": lambda: make_classification(25715, n_features=12, n_informative=6,
+                                            n_redundant=2, flip_y=0.03, random_state=22),
+    "mc-20k-10": lambda: make_classification(28572, n_features=20, n_informative=12,
+                                             n_classes=10, n_clusters_per_class=1,
+                                             random_state=31),
+}
+
+
 def _held_out(name):
-    """Two tabular sets the default-base rule was not set on (70/30, standardised)."""
-    if name == "hastie":  # 12,000 rows, 10 features, two classes (Hastie et al. 2009)
-        X, y = make_hastie_10_2(12000, random_state=0)
-        y = (y > 0).astype(int)
-    else:  # "tabular-3": 6,000 rows, 15 features, three classes
-        X, y = make_classification(6000, 15, n_informative=8, n_redundant=2, n_classes=3,
-                                   flip_y=0.05, random_state=7)
+    """A tabular set the default-base rule was not set on (70/30, standardised)."""
+    X, y = HELD_OUT[name]()
     n = int(0.7 * y.size)
     scaler = StandardScaler().fit(X[:n])
     return scaler.transform(X[:n]), y[:n], scaler.transform(X[n:]), y[n:]
 
 
 def load_data(name, data_dir):
-    if name in ("hastie", "tabular-3"):
+    if name in HELD_OUT:
         return _held_out(name)
     if not name.startswith("small-"):
         return load(name, data_dir)

@@ -42,7 +42,11 @@ Tables:
   old against new against the non-private ``LogisticRegression``, with the
   majority rate (default 9 seeds);
 - ``adult``: UCI Adult (read in place from ``--data-dir``), old against new,
-  epsilon 0.5 to 8 (default 3 seeds): the large-data side of the rule.
+  epsilon 0.5 to 8 (default 3 seeds): the large-data side of the rule;
+- ``abstain``: a teacher whose part holds one class voting that class on
+  every query (before) against abstaining (now), ``PATEClassifier()``
+  otherwise, on imbalanced sets (85/15 and 90/10 of 301 rows, 85/15 of 2,000)
+  and balanced controls, epsilon 1 to 8 (default 9 seeds).
 
 Usage (times measured on 2 shared cores)::
 
@@ -53,6 +57,7 @@ Usage (times measured on 2 shared cores)::
     nice python benchmarks/pate_defaults.py floor               # ~1 min
     nice python benchmarks/pate_defaults.py heldout             # ~1 min
     nice python benchmarks/pate_defaults.py adult               # ~1 min
+    nice python benchmarks/pate_defaults.py abstain             # ~5 min
 
 Each prints one or two Markdown tables; BLAS pools are limited to one thread
 and the teachers run in one job.
@@ -401,6 +406,58 @@ def floor(seeds, args):
            ["data (training rows)", "eps", *(f"m = {m}" for m in floors)], rows)
 
 
+def _one_class_votes(votes):
+    """``_teacher_votes`` as it was before one-class teachers abstained: they vote their class."""
+
+    def voting(teacher, X_train, targets, fit_params, X_queries, n_classes):
+        labeled = targets[targets >= 0]
+        out = votes(teacher, X_train, targets, fit_params, X_queries, n_classes)
+        if np.unique(labeled).size == 1:
+            return np.full_like(out, labeled[0])
+        return out
+
+    return voting
+
+
+ABSTAIN_SETS = {
+    "85/15 K=2 (301)": DEVELOPMENT["85/15 K=2 (301)"],
+    "90/10 K=2 (301), development": lambda seed: make_classification(
+        430, n_features=10, n_informative=5, weights=[0.9], random_state=100 + seed),
+    "90/10 K=2 (301), held out": HELDOUT["90/10 K=2 (301)"],
+    "85/15 K=2 (2000)": IMBALANCED["85/15 K=2 (2000)"][0],
+    "synthetic K=2 (301)": DEVELOPMENT["synthetic K=2 (301)"],
+    "wine (124)": HELDOUT["wine (124)"],
+    "breast cancer (280)": HELDOUT["breast cancer (280)"],
+}
+
+
+def abstain(seeds, args):
+    """One-class teachers voting their class (before) against abstaining (now)."""
+    rows = []
+    voting = _one_class_votes(_pate._teacher_votes)
+    for name, load in ABSTAIN_SETS.items():
+        for eps in EPSILONS:
+            cells, majority = {"vote": Cell(), "abstain": Cell()}, []
+            for seed in seeds:
+                X_train, X_test, y_train, y_test = _split(*load(seed), seed)
+                majority.append(_majority(y_test))
+                for key, cell in cells.items():
+                    saved = _pate._teacher_votes
+                    if key == "vote":
+                        _pate._teacher_votes = voting
+                    try:
+                        cell.add(_fit_pate(_new, X_train, y_train, eps, seed), X_test, y_test)
+                    finally:
+                        _pate._teacher_votes = saved
+            rows.append([f"{name}, majority {statistics.median(majority):.3f}", f"{eps:g}",
+                         cells["vote"].text(), cells["abstain"].text(), cells["vote"].counts])
+            print(" | ".join(rows[-1]), flush=True)
+    _table(f"one-class teachers, PATEClassifier() otherwise, medians of {len(seeds)} "
+           "stratified 70/30 splits: accuracy / balanced accuracy",
+           ["data (training rows)", "eps", "they vote their class (before)", "they abstain",
+            "teachers/queries"], rows)
+
+
 TABLES = {
     "digits": (digits, 5),
     "aggregator": (aggregator, 5),
@@ -409,6 +466,7 @@ TABLES = {
     "floor": (floor, 5),
     "heldout": (heldout, 9),
     "adult": (adult, 3),
+    "abstain": (abstain, 9),
 }
 
 

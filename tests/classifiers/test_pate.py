@@ -741,13 +741,14 @@ def test_a_failing_teacher_abstains_and_the_fit_goes_on(n_jobs, capfd, caplog, t
 
 def test_a_teacher_that_fails_casts_no_vote_and_a_one_class_part_is_fitted():
     # Unit test of the release: teacher 0 raises on its part (one positive: odd) and
-    # abstains, teacher 1 holds one class and is fitted on stand-in codes, then votes
-    # that class; teacher 2 has one row and votes its label without a fit.
+    # abstains, teacher 1 holds one class and is fitted on stand-in codes, then
+    # abstains (it has seen one class); teacher 2 has one row and abstains without a
+    # fit; teacher 3 holds two positives and a zero, and votes (classes_[-1] = 1).
     from sklearn_labeldp.classifiers._pate import _pate_release
 
-    X = np.column_stack([np.arange(7), np.zeros(7)])
-    codes = np.array([1, 0, 0, 0, 0, 0, 1])
-    parts = [np.array([0, 1, 2]), np.array([3, 4, 5]), np.array([6])]
+    X = np.column_stack([np.arange(10), np.zeros(10)])
+    codes = np.array([1, 0, 0, 0, 0, 0, 1, 1, 1, 0])
+    parts = [np.array([0, 1, 2]), np.array([3, 4, 5]), np.array([6]), np.array([7, 8, 9])]
     RECORDS.clear()
 
     class Recording(RaisingTeacher):
@@ -756,16 +757,41 @@ def test_a_teacher_that_fails_casts_no_vote_and_a_one_class_part_is_fitted():
             return super().fit(X, y)
 
     histograms = _pate_release(
-        codes, X=X, parts=parts, queries=np.arange(7), teachers=[Recording()] * 3,
+        codes, X=X, parts=parts, queries=np.arange(10), teachers=[Recording()] * 4,
         fit_params={}, n_classes=2, n_jobs=1, verbose=0, aggregate=lambda votes: votes,
     )
     # Teacher 0 fails on its labels; teacher 1 is fitted on stand-in codes, one row
     # away from one class as its part is in a neighbouring world (not 0, 0, 0), and
-    # fails alike (an odd count), but votes its class.
-    assert [rows.tolist() for rows, _ in RECORDS] == [[0, 1, 2], [3, 4, 5]]
-    assert [targets.tolist() for _, targets in RECORDS] == [[1, 0, 0], [1, 0, 0]]
-    # Per query: teacher 0 abstains, teacher 1 votes 0, teacher 2 votes 1.
-    np.testing.assert_array_equal(histograms, np.tile([1, 1], (7, 1)))
+    # fails alike (an odd count); teacher 3 is fitted on its labels.
+    assert [rows.tolist() for rows, _ in RECORDS] == [[0, 1, 2], [3, 4, 5], [7, 8, 9]]
+    assert [targets.tolist() for _, targets in RECORDS] == [[1, 0, 0], [1, 0, 0], [1, 1, 0]]
+    # Per query: teachers 0, 1 and 2 abstain, teacher 3 votes 1.
+    np.testing.assert_array_equal(histograms, np.tile([0, 1], (10, 1)))
+
+
+def test_a_one_class_teacher_abstains_so_a_minority_class_can_win():
+    # Four parts of one class 0 and two parts that each hold one row of class 1 and
+    # vote 1: with one-class teachers voting, the plurality would be 0 on every
+    # query (4 against 2); they have seen one class and abstain, and 1 wins.
+    from sklearn_labeldp.classifiers._pate import _pate_release
+
+    codes = np.array([0] * 12 + [1, 0, 0, 1, 0, 0])
+    X = np.column_stack([np.arange(18), np.zeros(18)])
+    parts = [np.arange(3 * i, 3 * i + 3) for i in range(6)]
+
+    class VotesOne(ClassifierMixin, BaseEstimator):
+        def fit(self, X, y):
+            self.classes_ = np.unique(y)
+            return self
+
+        def predict(self, X):
+            return np.full(len(X), self.classes_[-1])
+
+    histograms = _pate_release(
+        codes, X=X, parts=parts, queries=np.arange(18), teachers=[VotesOne()] * 6,
+        fit_params={}, n_classes=2, n_jobs=1, verbose=0, aggregate=lambda votes: votes,
+    )
+    np.testing.assert_array_equal(histograms, np.tile([0, 2], (18, 1)))
 
 
 class QuietRecordingTeacher(ClassifierMixin, BaseEstimator):

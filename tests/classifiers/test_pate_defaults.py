@@ -268,6 +268,28 @@ def test_defaults_do_not_collapse_to_the_majority_on_imbalanced_data():
     assert new.score(X_test, y_test) >= 1 - y_test.mean()  # and no less accurate
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_one_class_teachers_abstain_so_a_10_percent_class_is_answered(seed):
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.model_selection import train_test_split
+
+    # 90/10, 301 training rows, epsilon 4: 60 parts of 5 rows, 59% of them without a
+    # row of the 10% class. Had those teachers voted the majority class on every
+    # query, the plurality would answer it nearly always: with these seeds the
+    # student predicted it alone (balanced accuracy 0.5) until they abstained.
+    X, y = make_classification(430, n_features=8, n_informative=4, n_redundant=2,
+                               weights=[0.9], random_state=3000 + seed)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3,
+                                                        random_state=seed, stratify=y)
+    scaler = StandardScaler().fit(X_train)
+    X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
+    clf = _fit(PATEClassifier(epsilon=4.0, classes=[0, 1], random_state=seed),
+               X_train, y_train)
+    assert (clf.n_teachers_, clf.n_queries_) == (60, 74)
+    assert 0 < np.mean(clf.answered_labels_ == 1) < 0.5
+    assert balanced_accuracy_score(y_test, clf.predict(X_test)) >= 0.7
+
+
 def test_defaults_fit_a_sparse_matrix():
     from scipy import sparse
 
