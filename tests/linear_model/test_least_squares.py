@@ -425,8 +425,8 @@ def test_huge_epsilon_agrees_with_nonprivate(privacy, formulation, fit_intercept
 def test_huge_epsilon_multiclass_agrees():
     X, y = make_classification(3000, 10, n_informative=6, n_classes=5, random_state=0)
     X = X / 8.0
-    clf = DPLeastSquaresClassifier(epsilon=1e9, data_norm=1.0, classes=range(5),
-                                   random_state=0).fit(X, y)
+    clf = DPLeastSquaresClassifier(epsilon=1e9, formulation="weighted", data_norm=1.0,
+                                   classes=range(5), random_state=0).fit(X, y)
     scores = _nonprivate_scores(X, y, X, n_classes=5, formulation="weighted", gram_weight=1.0,
                                 alpha=1.0, R=1.0, fit_intercept=True)
     assert np.mean(clf.predict(X) == np.argmax(scores, axis=1)) >= 0.99

@@ -13,7 +13,8 @@ from sklearn_labeldp.linear_model import (
 )
 
 CASES = {
-    "ls-label-weighted": DPLeastSquaresClassifier(),
+    "ls-label-auto": DPLeastSquaresClassifier(),
+    "ls-label-weighted": DPLeastSquaresClassifier(formulation="weighted"),
     "ls-full-ridge": DPLeastSquaresClassifier(privacy="full", formulation="ridge", data_norm=8.0),
     "logistic-auto": DPLogisticRegression(),
     "logistic-objective": DPLogisticRegression(solver="objective"),
@@ -71,11 +72,16 @@ def test_fitted_attributes_and_label_independent_mechanism_record(name):
         expected |= {"example_epsilon_", "example_delta_"}  # whole examples, besides labels
     if getattr(estimator, "solver", None) in ("newton", "fc", "sgd", "adam"):
         expected |= {"n_iter_", "n_noisy_steps_"}  # the public step count, resolved
-    # The resolved hyperparameters ("auto" or given): alpha_ for least squares, C_ and
-    # solver_ for ERM.
-    expected |= ({"alpha_"} if isinstance(estimator, DPLeastSquaresClassifier)
+    # The resolved hyperparameters ("auto" or given): alpha_ and formulation_ for least
+    # squares, C_ and solver_ for ERM.
+    expected |= ({"alpha_", "formulation_"} if isinstance(estimator, DPLeastSquaresClassifier)
                  else {"C_", "solver_"})
     assert fitted == expected
+    if isinstance(estimator, DPLeastSquaresClassifier):
+        # "auto": the ridge formulation under label DP, the weighted one under full DP.
+        assert {fit.formulation_ for fit in fits} == {
+            {"ls-label-auto": "ridge", "ls-label-weighted": "weighted",
+             "ls-full-ridge": "ridge"}.get(name, "weighted")}
     # The calibrated parameters are public: the same for any labels.
     records = [fit.mechanism_params_ for fit in fits]
     assert records[0] == records[1] == records[2]
