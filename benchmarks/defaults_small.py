@@ -135,6 +135,13 @@ REGRESSION = {
 }
 
 
+def _small_splits(make, seeds):
+    """``(seed, X_train, X_test, y_train, y_test)`` of a small set's stratified split per seed."""
+    for seed in range(seeds):
+        X, y = make(seed)
+        yield seed, *_split(X, y, seed, True)
+
+
 def _split(X, y, seed, stratify):
     X_train, X_test, y_train, y_test = train_test_split(
         X, y, test_size=0.3, random_state=seed, stratify=y if stratify else None)
@@ -237,10 +244,8 @@ def linear_small(seeds):
     for name, make in SMALL.items():
         for eps in (1.0, 2.0, 4.0, 8.0):
             scores = {}  # cell -> test accuracies over the seeds
-            for seed in range(seeds):
-                X, y = make(seed)
-                X_train, X_test, y_train, y_test = _split(X, y, seed, True)
-                classes = list(np.unique(y))
+            for seed, X_train, X_test, y_train, y_test in _small_splits(make, seeds):
+                classes = list(np.unique(y_train))
                 kw = dict(epsilon=eps, classes=classes, random_state=seed,
                           accountant=_unlimited())
 
@@ -283,10 +288,9 @@ def newton_small(seeds):
     for name, make in SMALL.items():
         for eps in (0.5, 1.0, 2.0, 4.0):
             scores = {}  # cell -> test accuracies over the seeds
-            for seed in range(seeds):
-                X, y = make(seed)
-                X_train, X_test, y_train, y_test = _split(X, y, seed, True)
-                kw = dict(epsilon=eps, delta=1e-5, solver="newton", classes=list(np.unique(y)),
+            for seed, X_train, X_test, y_train, y_test in _small_splits(make, seeds):
+                kw = dict(epsilon=eps, delta=1e-5, solver="newton",
+                          classes=list(np.unique(y_train)),
                           random_state=seed, accountant=_unlimited())
                 default = DPLogisticRegression(**kw).fit(X_train, y_train)
                 # The former C="auto": Lambda = (1/4) sqrt(d / 2) sigma alone.
