@@ -97,8 +97,8 @@ def new_module(name, device):
     return module
 
 
-def library_net(name, args):
-    return LabelDPNetClassifier(NETS[name], max_epochs=1, batch_size=args.batch_size,
+def library_net(name, args, epochs=1):
+    return LabelDPNetClassifier(NETS[name], max_epochs=epochs, batch_size=args.batch_size,
                                 lr=args.lr, optimizer=torch.optim.SGD, device=args.device,
                                 random_state=SEED)
 
@@ -111,14 +111,14 @@ def fit_library_dp(name, X, y, args, device):
     return clf.mechanism_params_["n_noisy_steps"]
 
 
-def fit_library_plain(name, X, y, args, device):
-    net = library_net(name, args)
+def fit_library_plain(name, X, y, args, device, epochs=1):
+    net = library_net(name, args, epochs)
     net.fit(X, y)
     sync(device)
-    return math.ceil(len(X) / args.batch_size)
+    return epochs * math.ceil(len(X) / args.batch_size)
 
 
-def fit_plain(name, X, y, args, device):
+def fit_plain(name, X, y, args, device, epochs=1):
     torch.manual_seed(SEED)
     module = new_module(name, device)
     optimizer = torch.optim.SGD(module.parameters(), lr=args.lr)
@@ -126,14 +126,15 @@ def fit_plain(name, X, y, args, device):
     X_t = torch.from_numpy(X).to(device)
     y_t = torch.from_numpy(y).to(device)
     module.train()
-    order = torch.randperm(len(X_t), device=device)
     steps = 0
-    for start in range(0, len(X_t), args.batch_size):
-        batch = order[start:start + args.batch_size]
-        optimizer.zero_grad()
-        criterion(module(X_t[batch]), y_t[batch]).backward()
-        optimizer.step()
-        steps += 1
+    for _ in range(epochs):
+        order = torch.randperm(len(X_t), device=device)
+        for start in range(0, len(X_t), args.batch_size):
+            batch = order[start:start + args.batch_size]
+            optimizer.zero_grad()
+            criterion(module(X_t[batch]), y_t[batch]).backward()
+            optimizer.step()
+            steps += 1
     sync(device)
     return steps
 

@@ -3,10 +3,11 @@
 ``LabelDPNetClassifier(MLP)`` (the default network of
 :class:`~sklearn_labeldp.nn.DPSGDClassifier`, one hidden layer of 64) and a
 plain loop (a shuffled pass: ``randperm``, slices of the batch size, forward,
-cross-entropy, backward, SGD step) train the same network on the same
-in-memory images, each from numpy arrays to a trained module. Each is timed
-at 1 and at ``--epochs`` epochs, the two methods and the two lengths taking
-turns for ``--repeats`` rounds; the medians give
+cross-entropy, backward, SGD step), the two non-private fits of
+``dp_sgd_timing.py``, train the same network on the same in-memory images,
+each from numpy arrays to a trained module. Each is timed at 1 and at
+``--epochs`` epochs, the two methods and the two lengths taking turns for
+``--repeats`` rounds; the medians give
 
 - the cost of an epoch, ``(t(E) - t(1)) / (E - 1)``: the per-batch
   bookkeeping (skorch's callbacks and history, the training mode, the batch
@@ -30,35 +31,16 @@ import time
 
 import numpy as np
 import torch
-
-from sklearn_labeldp.nn import MLP, LabelDPNetClassifier
+from dp_sgd_timing import fit_library_plain, fit_plain
 
 SEED = 0
-
-
-def fit_wrapper(X, y, epochs, args):
-    LabelDPNetClassifier(MLP, max_epochs=epochs, batch_size=args.batch_size, lr=args.lr,
-                         optimizer=torch.optim.SGD, random_state=SEED).fit(X, y)
-
-
-def fit_plain(X, y, epochs, args):
-    torch.manual_seed(SEED)
-    module = MLP(n_outputs=10)
-    module(torch.zeros(2, X.shape[1]))  # materialise the lazy layers
-    optimizer = torch.optim.SGD(module.parameters(), lr=args.lr)
-    criterion = torch.nn.CrossEntropyLoss()
-    X_t, y_t = torch.from_numpy(X), torch.from_numpy(y)
-    module.train()
-    for _ in range(epochs):
-        order = torch.randperm(len(X_t))
-        for start in range(0, len(X_t), args.batch_size):
-            batch = order[start:start + args.batch_size]
-            optimizer.zero_grad()
-            criterion(module(X_t[batch]), y_t[batch]).backward()
-            optimizer.step()
-
-
-METHODS = {"LabelDPNetClassifier": fit_wrapper, "plain PyTorch": fit_plain}
+CPU = torch.device("cpu")
+# The two non-private fits of dp_sgd_timing.py, at a number of epochs.
+METHODS = {
+    "LabelDPNetClassifier": lambda X, y, epochs, args: fit_library_plain(
+        "mlp", X, y, args, CPU, epochs),
+    "plain PyTorch": lambda X, y, epochs, args: fit_plain("mlp", X, y, args, CPU, epochs),
+}
 
 
 def data(args):
@@ -79,6 +61,7 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--lr", type=float, default=0.1)
+    parser.set_defaults(device="cpu")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--fashion-mnist", action="store_true",
                         help="Fashion-MNIST's training images instead of random ones")

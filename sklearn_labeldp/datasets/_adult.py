@@ -36,9 +36,14 @@ def _read_csv(path):
     return header, np.array(body, dtype=object)
 
 
+def _label_names(column):
+    """The income labels as strings, ``"<=50K"`` or ``">50K"`` (the test file's ``.`` dropped)."""
+    return np.array([str(v).strip().rstrip(".") for v in column], dtype=object)
+
+
 def _labels(column):
     """1 for ``>50K``, 0 for ``<=50K`` (the test file's trailing ``.`` is ignored)."""
-    values = np.array([v.rstrip(".") for v in column], dtype=object)
+    values = _label_names(column)
     unknown = sorted(set(values) - set(ADULT_TARGET_NAMES))
     if unknown:
         raise ValueError(f"unexpected income labels {unknown[:5]}; expected '<=50K' or '>50K'.")
@@ -136,8 +141,7 @@ def load_adult(data_dir, *, norm_bound=1.0):
     except TypeError as exc:  # load_adult documents a ValueError for any bad norm_bound
         raise ValueError(str(exc)) from None
     data_dir = Path(data_dir)
-    header, train = _read_csv(data_dir / "adult.data.csv")
-    header_test, test = _read_csv(data_dir / "adult.test.csv")
+    (header, train), (header_test, test) = (_read_csv(data_dir / name) for name in ADULT_FILES)
     if header != header_test:
         raise ValueError("adult.data.csv and adult.test.csv have different header rows.")
     missing = [c for c in (*ADULT_NUMERIC, ADULT_TARGET) if c not in header]
@@ -263,7 +267,7 @@ def fetch_adult(data_dir=None, *, data_home=None, return_X_y=False):
     for column in X.columns:
         if not is_numeric_dtype(X[column].dtype):
             X[column] = X[column].astype("category")
-    labels = np.array([str(v).strip().rstrip(".") for v in frame[ADULT_TARGET]], dtype=object)
+    labels = _label_names(frame[ADULT_TARGET])
     _labels(labels)  # the same check of the label set as load_adult's
     if return_X_y:
         return X, labels

@@ -181,8 +181,12 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
         dask = is_dask(X)
         return auto_solver(epsilon=self.epsilon, delta=self._delta, n_classes=n_classes,
                            privacy=self.privacy, n_samples=None if dask else X.shape[0],
-                           n_features=X.shape[1] + (1 if self.fit_intercept else 0),
+                           n_features=self._mapped_features(X),
                            loss=self._loss(), dask=dask)
+
+    def _mapped_features(self, X):
+        """``d``: the columns of the mapped features, the intercept's included."""
+        return X.shape[1] + (1 if self.fit_intercept else 0)
 
     def _regularization(self, C, n_samples):
         # Lambda on z = [x / R, 1] / sqrt(2) such that the penalty on the coefficients of
@@ -253,7 +257,7 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
                 "solver='randomized_response' protects the labels only: it needs "
                 f"privacy='label'; got privacy={self.privacy!r}."
             )
-        n_features = X.shape[1] + (1 if self.fit_intercept else 0)
+        n_features = self._mapped_features(X)
         resolved = {**resolved_steps(self, name, X.shape[0], n_features, classes.size),
                     **self._resolve(name, X.shape[0], n_features, classes.size)}
         setting = self._setting(X.shape[0], classes.size, **resolved)
