@@ -69,8 +69,8 @@ def two_output_variance(epsilon):
     sinh^2(eps / 2))``. A closed form of epsilon alone, it stands for the
     optimal unbiased randomizer's variance (Badanidiyuru et al. 2023) where
     only public quantities may be read (before the prior is known): under a
-    uniform prior over 17 values of the range, that variance exceeds it by
-    2% at ``eps = 0.45``, 6% at 0.9 and 8% at 1.8, and by more above (32% at
+    uniform prior over 64 values of the range, that variance exceeds it by
+    2% at ``eps = 0.45``, 6% at 0.9 and 7% at 1.8, and by more above (30% at
     3.6, where both are below 0.04).
 
     Parameters

@@ -309,10 +309,9 @@ class NoisyLabelRegressor(TargetReuseMixin, MetaEstimatorMixin, BaseLabelDPRegre
         ``mechanism_params_["prior_epsilon"]``.
     n_prior_values : int or "auto", default="auto"
         Values of the histogram's grid (>= 2), evenly spaced over the range
-        ends included. ``"auto"``: ``n * prior_epsilon / 50`` between 4 and 64
-        (at most 17 for ``"unbiased"``, whose linear program grows with it), so
-        that a cell holds on average about 50 / prior_epsilon labels, some 18
-        standard deviations of its noise (see :func:`auto_prior_size`); 17
+        ends included. ``"auto"``: ``n * prior_epsilon / 50`` between 4 and 64,
+        so that a cell holds on average about 50 / prior_epsilon labels, some
+        18 standard deviations of its noise (see :func:`auto_prior_size`); 64
         for the uniform prior.
     loss : {"squared", "absolute"}, default="squared"
         The loss RR-on-Bins' bins minimise (``"rr_on_bins"``) or the staircase's

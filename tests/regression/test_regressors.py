@@ -270,16 +270,16 @@ def _resolved(reg):
     # Weak release: RR-on-Bins, 30% to the DP histogram, 10 coth(0.35 / 2) neighbours.
     (300, 0.5, ("rr_on_bins", 0.35, 0.15, 4, round(10 / math.tanh(0.175)))),
     # The unbiased randomizer's 10 (1 + 12 v(2)) = 31.7 neighbours fit in 300 / 4 rows:
-    # it runs at all of epsilon under the uniform prior (17 values).
-    (300, 2.0, ("unbiased", 2.0, 0.0, 17, round(10 * (1 + 12 * _v(2.0))))),
+    # it runs at all of epsilon under the uniform prior (64 values).
+    (300, 2.0, ("unbiased", 2.0, 0.0, 64, round(10 * (1 + 12 * _v(2.0))))),
     # 10 (1 + 12 v(1)) = 120.5 neighbours need 482 rows (n / 4): RR-on-Bins below,
     # unbiased from there (1.25 rho^2 = 181 rows binds only below eps 0.61).
     (481, 1.0, ("rr_on_bins", 0.9, 0.1, 4, round(10 / math.tanh(0.45)))),
-    (482, 1.0, ("unbiased", 1.0, 0.0, 17, 120)),
+    (482, 1.0, ("unbiased", 1.0, 0.0, 64, 120)),
     # At eps 0.5, 1.25 rho^2 = 2881.5 rows bind (40 rho = 1,921): RR-on-Bins below 2,882
     # rows (10% to the histogram: 2000 tanh(0.225)^2 = 98 effective samples).
     (2000, 0.5, ("rr_on_bins", 0.45, 0.05, 4, round(10 / math.tanh(0.225)))),
-    (2882, 0.5, ("unbiased", 0.5, 0.0, 17, round(10 * (1 + 12 * _v(0.5))))),
+    (2882, 0.5, ("unbiased", 0.5, 0.0, 64, round(10 * (1 + 12 * _v(0.5))))),
     # rho = 1 + 12 v(4) < 1.5: RR-on-Bins, whose bins are fine by then, 10 coth(1.8) = 11.
     (2000, 4.0, ("rr_on_bins", 3.6, 0.4, 16, 11)),
 ])
@@ -307,8 +307,8 @@ def test_the_default_follows_the_noise_by_a_rule_of_public_quantities(n, epsilon
         assert name == "optimal unbiased randomizer"
         assert reg.privacy_spend_.composition == "leaf"
         values, probabilities = reg.prior_
-        assert_allclose(values, np.linspace(*RANGE, 17))
-        assert_allclose(probabilities, 1 / 17)
+        assert_allclose(values, np.linspace(*RANGE, 64))
+        assert_allclose(probabilities, 1 / 64)
         assert reg.mechanism_params_["debias"] == "none"
     else:
         assert name == "RR-on-Bins+DP histogram prior"
