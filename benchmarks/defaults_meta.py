@@ -162,8 +162,10 @@ def nonprivate_base(name, X_train, y_train, X_test, y_test, epsilon):
         from sklearn_labeldp.nn import DPSGDClassifier
         from sklearn_labeldp.nn._dp_sgd_defaults import default_training
 
+        settings = default_training(y_train.size, epsilon, X_train.shape[1],
+                                    np.unique(y_train).size)
         net = clone(DPSGDClassifier()._get_estimator()).set_params(
-            train_split=None, **default_training(y_train.size, epsilon))
+            train_split=None, module__hidden_units=settings.pop("hidden_units"), **settings)
         seed_estimator(net, np.random.default_rng(0))
         net.fit(X_train.astype(np.float32), np.searchsorted(np.unique(y_train), y_train))
         return float(np.mean(np.unique(y_train)[net.predict(X_test.astype(np.float32))]

@@ -242,12 +242,17 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         The network, its optimizer, learning rate, ``max_epochs``, device and
         expected batch size (``batch_size``; -1, or at least the number of
         rows, for full batches, ``q = 1``).
-        ``None`` means ``LabelDPNetClassifier(MLP)`` with ``batch_size``,
-        ``max_epochs`` and ``lr`` resolved at fit time from ``n`` and
-        ``epsilon`` alone (:func:`~sklearn_labeldp.nn._dp_sgd_defaults.default_training`):
+        ``None`` means ``LabelDPNetClassifier(MLP)`` with its width
+        (``module__hidden_units``), ``batch_size``, ``max_epochs`` and ``lr``
+        resolved at fit time from ``n``, ``d``, ``K`` and ``epsilon`` alone
+        (:func:`~sklearn_labeldp.nn._dp_sgd_defaults.default_training`): a
+        linear model (no hidden layer) with batches of 256 below a crossover
+        epsilon between 0.25 and 1 that grows with the MLP's parameters per
+        row (:func:`~sklearn_labeldp.nn._dp_sgd_defaults.linear_below`), where
+        the noise swamps a hidden layer; above it one hidden layer of 64, with
         larger batches, more epochs and a learning rate scaled with the batch
-        as the budget grows (De et al. 2022; Ponomareva et al. 2023), the
-        earlier fixed 64, 20 and 0.1 at ``epsilon <= 1``. A network given
+        as the budget grows (De et al. 2022; Ponomareva et al. 2023), 64, 20
+        and 0.1 up to ``epsilon = 1``. A network given
         here is trained with its own settings. Its module must be supported by Opacus
         (no BatchNorm: use GroupNorm), it must use the default criterion, no
         mixup, no ``train_split`` and no callback other than skorch's defaults
@@ -296,7 +301,8 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         from it and the network: ``"noise_multiplier"``
         (the calibrated noise std over ``max_grad_norm``), ``"sample_rate"``
         (``q``) and ``"n_noisy_steps"`` (``T``); with the default network
-        also the resolved ``"batch_size"``, ``"max_epochs"`` and ``"lr"``.
+        also the resolved ``"hidden_units"``, ``"batch_size"``, ``"max_epochs"``
+        and ``"lr"``.
     batch_size_ : int
         Expected batch size of the training: resolved for the default
         network, the given network's own otherwise.
@@ -424,7 +430,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         self.verbose = verbose
 
     def _default_estimator(self):
-        # The settings at epsilon <= 1; the fit resolves them (_training_network).
+        # The MLP at epsilon <= 1; the fit resolves its settings (_training_settings).
         return LabelDPNetClassifier(MLP, max_epochs=20, batch_size=64, lr=0.1)
 
     def _expected_failed_checks(self):
@@ -432,15 +438,24 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         # passes every check (see sklearn_labeldp.utils.expected_failed_checks).
         return {}
 
-    def _training_network(self, n_samples):
-        """The network to train: the default one with settings from ``n`` and ``epsilon``.
+    def _training_settings(self, X, classes):
+        """The default network's settings from n, d, K and epsilon; None for a given one."""
+        if self.estimator is not None:
+            return None
+        return default_training(X.shape[0], self.epsilon, int(np.prod(X.shape[1:])),
+                                len(classes))
+
+    def _training_network(self, settings):
+        """The network to train: the default one with ``settings``, or the user's as given.
 
         Label-free: a user's network is returned as given (never modified).
         """
-        if self.estimator is not None:
+        if settings is None:
             return self.estimator
-        return self._default_estimator().set_params(
-            **default_training(n_samples, self.epsilon))
+        settings = dict(settings)
+        hidden_units = settings.pop("hidden_units")
+        return self._default_estimator().set_params(module__hidden_units=hidden_units,
+                                                    **settings)
 
     # No sample_weight: a weighted example would have a larger gradient than the
     # clipping norm covers. The network's parameters are validated by its own fit.
@@ -571,7 +586,8 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
     def _plan_fit(self, X, classes, rng):
         _opacus()  # the extra is needed: say so before anything else
         self._warn_deprecated()
-        net = self._training_network(X.shape[0])
+        settings = self._training_settings(X, classes)
+        net = self._training_network(settings)
         # The network's own parameter checks first, so that e.g. max_epochs=0 is
         # reported under its name rather than as a number of steps.
         check_params(net)
@@ -586,8 +602,8 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             "sample_rate": sample_rate,
             "n_noisy_steps": steps,
         }
-        if self.estimator is None:  # resolved, not given: recorded
-            params.update(batch_size=net.batch_size, max_epochs=net.max_epochs, lr=net.lr)
+        if settings is not None:  # resolved, not given: recorded
+            params.update(settings)
         # Recorded with its exact description, checked against the replace-one
         # accounting when the record is built and composed by it in total(slack=...).
         spend = PrivacySpend.leaf(

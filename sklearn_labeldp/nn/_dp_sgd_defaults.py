@@ -9,9 +9,17 @@ non-convex network, so the constants were fitted on public data (the digits
 and ``make_classification(20000, 20, n_informative=10, n_classes=5)``) and
 checked on data they were not fitted on (UCI Adult and 300-row sets of two
 and three classes); see the user guide's "Choosing hyperparameters".
+
+At a small epsilon the noise, whose norm grows with the square root of the
+number of parameters, swamps a hidden layer: below a crossover the default
+network is a linear model (softmax regression), trained with a batch of 256
+and the base learning rate (the linear scaling rule overshoots when the
+noise dominates the update). The crossover was measured between epsilon 0.5
+and 1 on 10,000 Fashion-MNIST images and on the digits, and between 0.2 and
+0.5 on the 5-class synthetic set, whose 20 features make a small network.
 """
 
-__all__ = ["default_training"]
+__all__ = ["default_training", "linear_below"]
 
 # The earlier fixed network, kept up to epsilon = 1: at that noise level no
 # larger batch or longer training measured better (synthetic set, eps 1:
@@ -28,13 +36,61 @@ _MAX_EPOCHS = 100
 # At least four steps per epoch: a batch of the whole data would leave a
 # small data set only max_epochs noisy steps.
 _MIN_STEPS_PER_EPOCH = 4
+# The default MLP's hidden layer.
+_HIDDEN_UNITS = 64
+# Below the crossover: a linear model, batch 256, 20 epochs, the base rate 0.1
+# (10,000 Fashion-MNIST images at eps 0.2, validation split: 0.665 against 0.652-
+# 0.665 for batches of 64-512 and rates 0.05-0.1, 0.556 at 1.0; the MLP at its best
+# setting tried 0.635, at the earlier default 0.455).
+_LINEAR_BATCH = 256
+_LINEAR_EPOCHS = 20
+# The crossover epsilon, 0.5 (p / n)^(1/4) within [0.25, 1] for the MLP's p
+# parameters on n rows: 0.75 on 10,000 Fashion-MNIST images (measured between
+# 0.5 and 1), 0.70 on the digits (0.5-1), 0.29 on the synthetic set (0.2-0.5).
+_CROSSOVER_SCALE = 0.5
+_CROSSOVER_BOUNDS = (0.25, 1.0)
 
 
-def default_training(n_samples, epsilon):
-    """Batch size, epochs and learning rate of DP-SGD's default MLP.
+def linear_below(n_samples, n_features, n_classes):
+    """The epsilon below which DP-SGD's default network is linear.
 
-    From public quantities only: the number of training rows ``n`` and the
-    target ``epsilon``. With ``s = clip(epsilon, 1, 8)``:
+    ``0.5 (p / n)^(1/4)`` clipped to ``[0.25, 1]``, with ``p = 64 (d + 1) +
+    K 65`` the parameters of the default MLP (one hidden layer of 64) on ``d``
+    features and ``K`` classes and ``n`` the training rows: a larger network
+    per row pays more noise for its hidden layer (the noise's norm grows with
+    the square root of ``p``; its share of each averaged update falls with the
+    rows), so it needs a larger budget before the hidden layer pays.
+
+    Parameters
+    ----------
+    n_samples, n_features, n_classes : int
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from sklearn_labeldp.nn._dp_sgd_defaults import linear_below
+    >>> round(linear_below(10_000, 784, 10), 2), round(linear_below(14_000, 20, 5), 2)
+    (0.75, 0.29)
+    """
+    parameters = _HIDDEN_UNITS * (int(n_features) + 1) + int(n_classes) * (_HIDDEN_UNITS + 1)
+    crossover = _CROSSOVER_SCALE * (parameters / int(n_samples)) ** 0.25
+    return float(min(max(crossover, _CROSSOVER_BOUNDS[0]), _CROSSOVER_BOUNDS[1]))
+
+
+def default_training(n_samples, epsilon, n_features, n_classes):
+    """Network width, batch size, epochs and learning rate of DP-SGD's default network.
+
+    From public quantities only: the number of training rows ``n``, of
+    features ``d``, of classes ``K`` and the target ``epsilon``.
+
+    Below :func:`linear_below` (``n``, ``d``, ``K``), a linear model
+    (``hidden_units=()``) with ``batch_size = min(256, max(64, n // 4))``,
+    20 epochs and ``lr = 0.1``: at that noise a hidden layer costs more than
+    it brings, and so does the linear scaling of the learning rate. Above it,
+    the MLP with one hidden layer of 64 and, with ``s = clip(epsilon, 1, 8)``:
 
     - ``batch_size = min(64 s, max(64, n // 4))``: the expected Poisson
       batch grows with the budget (De et al. 2022: the noise per step,
@@ -46,19 +102,21 @@ def default_training(n_samples, epsilon):
     - ``lr = 0.1 batch_size / 64``: the linear scaling rule (Goyal et al.
       2017; Ponomareva et al. 2023, Sec. 5.4), from the earlier 0.1 at 64.
 
-    At ``epsilon <= 1`` these are the earlier fixed settings (64, 20, 0.1).
-
     Parameters
     ----------
     n_samples : int
         Number of training rows.
     epsilon : float
         Target label-DP epsilon of the fit.
+    n_features : int
+        Number of input features.
+    n_classes : int
+        Number of classes.
 
     Returns
     -------
     dict
-        ``{"batch_size": int, "max_epochs": int, "lr": float}``.
+        ``{"hidden_units": tuple, "batch_size": int, "max_epochs": int, "lr": float}``.
 
     References
     ----------
@@ -74,16 +132,24 @@ def default_training(n_samples, epsilon):
     Examples
     --------
     >>> from sklearn_labeldp.nn._dp_sgd_defaults import default_training
-    >>> default_training(14_000, 1.0)
-    {'batch_size': 64, 'max_epochs': 20, 'lr': 0.1}
-    >>> default_training(14_000, 8.0)
-    {'batch_size': 512, 'max_epochs': 100, 'lr': 0.8}
-    >>> default_training(300, 8.0)["batch_size"]
+    >>> default_training(14_000, 1.0, 20, 5)
+    {'hidden_units': (64,), 'batch_size': 64, 'max_epochs': 20, 'lr': 0.1}
+    >>> default_training(14_000, 8.0, 20, 5)
+    {'hidden_units': (64,), 'batch_size': 512, 'max_epochs': 100, 'lr': 0.8}
+    >>> default_training(10_000, 0.2, 784, 10)
+    {'hidden_units': (), 'batch_size': 256, 'max_epochs': 20, 'lr': 0.1}
+    >>> default_training(300, 8.0, 20, 3)["batch_size"]
     75
     """
-    scale = min(max(float(epsilon), 1.0), _MAX_SCALE)
+    epsilon = float(epsilon)
+    if epsilon < linear_below(n_samples, n_features, n_classes):
+        batch_size = min(_LINEAR_BATCH, max(_BASE_BATCH, int(n_samples) // _MIN_STEPS_PER_EPOCH))
+        return {"hidden_units": (), "batch_size": int(batch_size),
+                "max_epochs": _LINEAR_EPOCHS, "lr": _BASE_LR}
+    scale = min(max(epsilon, 1.0), _MAX_SCALE)
     cap = max(_BASE_BATCH, int(n_samples) // _MIN_STEPS_PER_EPOCH)
     batch_size = min(round(_BASE_BATCH * scale), cap)
-    max_epochs = min(max(round(_EPOCHS_PER_EPSILON * float(epsilon)), _BASE_EPOCHS), _MAX_EPOCHS)
+    max_epochs = min(max(round(_EPOCHS_PER_EPSILON * epsilon), _BASE_EPOCHS), _MAX_EPOCHS)
     lr = _BASE_LR * batch_size / _BASE_BATCH
-    return {"batch_size": int(batch_size), "max_epochs": int(max_epochs), "lr": float(lr)}
+    return {"hidden_units": (_HIDDEN_UNITS,), "batch_size": int(batch_size),
+            "max_epochs": int(max_epochs), "lr": float(lr)}
