@@ -210,7 +210,7 @@ RANDOMIZERS = {
         moments=_unit_moments(lambda setting, params, prior: unbiased_variance(
             setting.epsilon, prior, setting.label_range)),
         # As many values as RR-on-Bins: its column generation solves 64 values in
-        # 0.02-0.3 s (benchmarks/unbiased.py); 17 before, when the fixed-grid
+        # at most 0.13 s (benchmarks/unbiased.py); 17 before, when the fixed-grid
         # program grew about cubically with them.
         prior_values=64,
         vote_inflation=lambda setting, params: spread_inflation(
