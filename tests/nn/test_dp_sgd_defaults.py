@@ -55,6 +55,16 @@ def test_the_crossover_grows_with_the_mlps_parameters_per_row(shape, crossover):
     assert default_training(n, crossover, d, k)["hidden_units"] == (64,)
 
 
+@pytest.mark.parametrize(("epsilon", "batch_size"), [
+    (0.2, 256), (0.1, 1024), (0.05, 2500), (0.01, 2500),  # 10,000 rows: n / 4 caps it
+])
+def test_below_epsilon_02_the_linear_models_batch_grows_like_its_inverse_square(epsilon,
+                                                                                batch_size):
+    settings = default_training(10_000, epsilon, 784, 10)
+    assert settings["hidden_units"] == () and settings["batch_size"] == batch_size
+    assert settings["lr"] == 0.1 and settings["max_epochs"] == 20
+
+
 def test_larger_budgets_train_longer_on_larger_batches_with_a_scaled_rate():
     rows = [default_training(14_000, eps, 20, 5) for eps in (1.0, 2.0, 4.0, 8.0, 50.0)]
     assert [r["batch_size"] for r in rows] == [64, 128, 256, 512, 512]
