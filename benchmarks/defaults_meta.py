@@ -74,7 +74,6 @@ from pathlib import Path
 import numpy as np
 from defaults import DEFAULT_DATA_DIR, load
 from joblib import Parallel, delayed
-from sklearn.base import clone
 from sklearn.datasets import make_classification, make_hastie_10_2, make_moons
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
@@ -164,8 +163,7 @@ def nonprivate_base(name, X_train, y_train, X_test, y_test, epsilon):
 
         settings = default_training(y_train.size, epsilon, X_train.shape[1],
                                     np.unique(y_train).size)
-        net = clone(DPSGDClassifier()._get_estimator()).set_params(
-            train_split=None, module__hidden_units=settings.pop("hidden_units"), **settings)
+        net = DPSGDClassifier()._training_network(settings).set_params(train_split=None)
         seed_estimator(net, np.random.default_rng(0))
         net.fit(X_train.astype(np.float32), np.searchsorted(np.unique(y_train), y_train))
         return float(np.mean(np.unique(y_train)[net.predict(X_test.astype(np.float32))]

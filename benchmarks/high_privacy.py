@@ -33,10 +33,12 @@ BLAS use one thread per process; ``--n-jobs`` processes run the cells.
 """
 
 import argparse
+import functools
 import os
 import statistics
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -47,28 +49,38 @@ RANDOMIZATION = ("RR", "LP-2ST", "ALIBI", "vector approx.")
 METHODS = (*RANDOMIZATION, "DP-SGD", "DP least squares", "DP logistic")
 
 
-def load(args, seed):
-    """Training and test rows of ``--dataset`` for ``seed``."""
-    if args.dataset == "digits":
+@functools.lru_cache(maxsize=1)
+def _read(dataset, data_home):
+    """The data set's arrays, read once per process (a worker runs many cells)."""
+    if dataset == "digits":
         from sklearn.datasets import load_digits
-        from sklearn.model_selection import train_test_split
 
         X, y = load_digits(return_X_y=True)
-        X_train, X_test, y_train, y_test = train_test_split(
-            (X / 16.0).astype(np.float32), y, test_size=0.3, random_state=seed, stratify=y)
-        return X_train, y_train, X_test, y_test
-    if args.dataset == "adult":
-        from pathlib import Path
-
+        return (X / 16.0).astype(np.float32), y
+    if dataset == "adult":
         from sklearn_labeldp.datasets import load_adult
 
-        home = args.data_home or Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
+        home = data_home or Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
         data = load_adult(home, norm_bound=1e6)
         return (data.X_train.astype(np.float32), data.y_train,
                 data.X_test.astype(np.float32), data.y_test)
     from sklearn_labeldp.datasets import load_fashion_mnist
 
-    X, y = load_fashion_mnist(args.data_home, subset="train", return_X_y=True)
+    return load_fashion_mnist(data_home, subset="train", return_X_y=True)
+
+
+def load(args, seed):
+    """Training and test rows of ``--dataset`` for ``seed``."""
+    arrays = _read(args.dataset, args.data_home)
+    if args.dataset == "adult":
+        return arrays
+    X, y = arrays
+    if args.dataset == "digits":
+        from sklearn.model_selection import train_test_split
+
+        X_train, X_test, y_train, y_test = train_test_split(
+            X, y, test_size=0.3, random_state=seed, stratify=y)
+        return X_train, y_train, X_test, y_test
     train, test = split(len(X), args.n_train, args.n_test, seed)
     return X[train], y[train], X[test], y[test]
 

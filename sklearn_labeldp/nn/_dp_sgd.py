@@ -452,10 +452,9 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         """
         if settings is None:
             return self.estimator
-        settings = dict(settings)
-        hidden_units = settings.pop("hidden_units")
-        return self._default_estimator().set_params(module__hidden_units=hidden_units,
-                                                    **settings)
+        network = {"module__hidden_units" if name == "hidden_units" else name: value
+                   for name, value in settings.items()}
+        return self._default_estimator().set_params(**network)
 
     # No sample_weight: a weighted example would have a larger gradient than the
     # clipping norm covers. The network's parameters are validated by its own fit.

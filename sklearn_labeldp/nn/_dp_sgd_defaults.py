@@ -152,14 +152,13 @@ def default_training(n_samples, epsilon, n_features, n_classes):
     75
     """
     epsilon = float(epsilon)
+    # At least four steps per epoch, in either branch.
+    cap = max(_BASE_BATCH, int(n_samples) // _MIN_STEPS_PER_EPOCH)
     if epsilon < linear_below(n_samples, n_features, n_classes):
         growth = max(1.0, (_LINEAR_BATCH_EPSILON / epsilon) ** 2)
-        batch_size = min(round(_LINEAR_BATCH * growth),
-                         max(_BASE_BATCH, int(n_samples) // _MIN_STEPS_PER_EPOCH))
-        return {"hidden_units": (), "batch_size": int(batch_size),
+        return {"hidden_units": (), "batch_size": int(min(round(_LINEAR_BATCH * growth), cap)),
                 "max_epochs": _LINEAR_EPOCHS, "lr": _BASE_LR}
     scale = min(max(epsilon, 1.0), _MAX_SCALE)
-    cap = max(_BASE_BATCH, int(n_samples) // _MIN_STEPS_PER_EPOCH)
     batch_size = min(round(_BASE_BATCH * scale), cap)
     max_epochs = min(max(round(_EPOCHS_PER_EPSILON * epsilon), _BASE_EPOCHS), _MAX_EPOCHS)
     lr = _BASE_LR * batch_size / _BASE_BATCH
