@@ -108,13 +108,21 @@ class DPSGDTraining(Training):
         Number of training rows ``n``; the noisy sum is divided by ``q n``.
     rng : numpy.random.Generator
         Source of the batches and the noise.
+    denoiser : object or None, default=None
+        Post-processing of every noisy step's gradient, reading no label:
+        ``denoiser.attach(module, X)`` when training starts (the module
+        before Opacus wraps it and the public training features),
+        ``denoiser(params)`` after every step's noisy average (it may replace
+        each parameter's ``.grad``), and ``denoiser.detach()`` when training
+        ends.
     """
 
     per_example_gradients = True
 
     def __init__(self, noise_multiplier, max_grad_norm, sample_rate, steps_per_epoch, n_samples,
-                 rng, show_progress=False):
+                 rng, show_progress=False, denoiser=None):
         self.show_progress = show_progress
+        self.denoiser = denoiser
         self.noise_multiplier = noise_multiplier
         self.max_grad_norm = max_grad_norm
         self.sample_rate = sample_rate
@@ -125,7 +133,7 @@ class DPSGDTraining(Training):
     def attach(self, net):
         """Wrap ``net``'s module and optimizer for per-sample clipping and noisy steps."""
         GradSampleModule, DPOptimizer, check_processed, mark_processed = _opacus()
-        rng = self.rng
+        rng, denoiser = self.rng, self.denoiser
 
         class NumpyNoiseDPOptimizer(DPOptimizer):
             """Opacus's clipping and averaging with noise drawn from the fit's generator."""
@@ -139,6 +147,11 @@ class DPSGDTraining(Training):
                     p.grad = (p.summed_grad + noise).view_as(p)
                     mark_processed(p.summed_grad)
 
+            def scale_grad(self):
+                super().scale_grad()
+                if denoiser is not None:  # post-processing of the noisy average
+                    denoiser(self.params)
+
         for layer in net.module_.modules():
             if getattr(layer, "inplace", False):
                 # Opacus's backward hooks refuse in-place activations (e.g.
@@ -147,6 +160,8 @@ class DPSGDTraining(Training):
         # Per-example losses are summed (an empty batch has loss 0, not NaN), and
         # the optimizer divides the noisy sum by the expected batch size q n.
         net.criterion_ = torch.nn.CrossEntropyLoss(reduction="sum")
+        if denoiser is not None:
+            denoiser.attach(net.module_, self.features)
         net.module_ = GradSampleModule(net.module_, loss_reduction="sum")
         net.optimizer_ = NumpyNoiseDPOptimizer(
             net.optimizer_,
@@ -155,6 +170,10 @@ class DPSGDTraining(Training):
             expected_batch_size=self.sample_rate * self.n_samples,
             loss_reduction="mean",
         )
+
+    def prepare(self, net, X, seed):
+        """Keep the public features for the denoiser."""
+        self.features = X
 
     def batches(self, dataset):
         """``steps_per_epoch`` Poisson batches of ``dataset`` per epoch."""
@@ -175,6 +194,9 @@ class DPSGDTraining(Training):
             net.module_ = module
         if hasattr(net.optimizer_, "original_optimizer"):
             net.optimizer_ = net.optimizer_.original_optimizer
+        if self.denoiser is not None:
+            self.denoiser.detach()
+        self.features = None
 
 
 def _follows_the_loss(policy):
