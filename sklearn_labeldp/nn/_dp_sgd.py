@@ -1,15 +1,17 @@
-"""DP-SGD for skorch networks: Opacus's per-sample gradients, Poisson batches, noisy steps.
+"""DP-SGD for skorch networks: Opacus's clipping, Poisson batches, noisy steps.
 
 DP-SGD (Abadi et al. 2016) protects whole examples, features and labels: every
 step samples each example independently with probability ``q`` (Poisson
 sampling), clips each per-example gradient to L2 norm ``C``, adds Gaussian
 noise of std ``sigma C`` to their sum and divides by the expected batch size
-``q n``; the optimiser's step is post-processing. The per-sample gradients,
-the clipping and the noisy sum are Opacus's (``GradSampleModule`` and
-``DPOptimizer``); the Poisson batches and the noise are drawn here from the
-fit's numpy generator (128-bit seeded, or the ``"secure"`` AES generator),
-not from a 64-bit torch seed. The privacy of the ``T`` steps for a label change
-is dp-accounting's privacy loss distribution of the replace-one relation
+``q n``; the optimiser's step is post-processing. The clipping and the noisy
+sum are Opacus's (ghost clipping where it covers every layer, per-sample
+gradients otherwise); the Poisson batches and the noise are drawn from the
+fit's numpy generator (128-bit seeded, or the ``"secure"`` AES generator) on
+the CPU, and on a CUDA device from two Philox generators seeded from it
+(:mod:`~sklearn_labeldp.nn._dp_sgd_steps`), never from a 64-bit torch seed.
+The privacy of the ``T`` steps for a label change is dp-accounting's privacy
+loss distribution of the replace-one relation
 (:func:`~sklearn_labeldp.accounting.subsampled_gaussian_label_epsilon`).
 """
 
@@ -38,6 +40,7 @@ from ..accounting import (
 from ..utils._validation import non_numeric_columns
 from ._callbacks import WarmupLinearDecay
 from ._dp_sgd_defaults import default_training
+from ._dp_sgd_steps import ghost_clippable, noisy_optimizer, random_source
 from ._net import LabelDPNetClassifier
 from ._net_access import check_params, fit_label_codes
 from ._networks import MLP
@@ -50,28 +53,34 @@ __all__ = ["DPSGDClassifier"]
 def _opacus():
     try:
         from opacus import GradSampleModule
-        from opacus.optimizers import DPOptimizer
-        from opacus.optimizers.optimizer import _check_processed_flag, _mark_as_processed
+        from opacus.grad_sample import GradSampleModuleFastGradientClipping
+        from opacus.optimizers import DPOptimizer, DPOptimizerFastGradientClipping
+        from opacus.utils.fast_gradient_clipping_utils import DPLossFastGradientClipping
     except ImportError as exc:
         raise ImportError(
             "DPSGDClassifier needs Opacus (per-sample gradients) and dp-accounting: "
             "pip install 'sklearn-labeldp[dp-sgd]'."
         ) from exc
-    return GradSampleModule, DPOptimizer, _check_processed_flag, _mark_as_processed
+    return {
+        "per_sample": (GradSampleModule, DPOptimizer),
+        "ghost": (GradSampleModuleFastGradientClipping, DPOptimizerFastGradientClipping),
+        "ghost_loss": DPLossFastGradientClipping,
+    }
 
 
 class _PoissonBatches:
     """``n_steps`` batches, each row in each independently with probability ``sample_rate``.
 
-    The coins come from a numpy generator; a batch may be empty (the step then
-    releases noise only, as the accounting assumes).
+    The coins come from the fit's random source (on the host or the device);
+    a batch may be empty (the step then releases noise only, as the accounting
+    assumes).
     """
 
-    def __init__(self, dataset, sample_rate, n_steps, rng):
+    def __init__(self, dataset, sample_rate, n_steps, source):
         self.dataset = dataset
         self.sample_rate = sample_rate
         self.n_steps = n_steps
-        self.rng = rng
+        self.source = source
 
     def __len__(self):
         return self.n_steps
@@ -79,18 +88,21 @@ class _PoissonBatches:
     def __iter__(self):
         X, y = self.dataset.X, self.dataset.y
         for _ in range(self.n_steps):
-            rows = np.flatnonzero(self.rng.random(len(X)) < self.sample_rate)
-            index = torch.as_tensor(rows, device=X.device)
+            index = self.source.rows(len(X), self.sample_rate, X.device)
             yield X[index], y[index]
 
 
 class DPSGDTraining(Training):
     """DP-SGD's training mode: attached to a network for the length of its training.
 
-    The mode (:class:`~sklearn_labeldp.nn._training.Training`) wraps the module
-    and optimizer in Opacus's per-sample clipping and noisy steps
+    The mode (:class:`~sklearn_labeldp.nn._training.Training`) wraps the module,
+    optimizer and criterion in Opacus's clipping and noisy steps
     (:meth:`attach`, undone by :meth:`detach`) and draws the Poisson batches
-    (:meth:`batches`); the step itself is plain. It needs every example's
+    (:meth:`batches`); the step itself is plain. The per-example norms come
+    from ghost clipping when it covers every trainable layer, from per-sample
+    gradients otherwise; the coins and the noise from the device's generators
+    on a CUDA device, from the fit's numpy generator otherwise
+    (:mod:`~sklearn_labeldp.nn._dp_sgd_steps`). It needs every example's
     gradient to depend on that example alone, so it cannot be combined with
     mixup.
 
@@ -107,7 +119,10 @@ class DPSGDTraining(Training):
     n_samples : int
         Number of training rows ``n``; the noisy sum is divided by ``q n``.
     rng : numpy.random.Generator
-        Source of the batches and the noise.
+        The fit's mechanism stream: the source of the batches and the noise,
+        or of the device generators' seeds.
+    show_progress : bool, default=False
+        A progress bar over the epochs.
     denoiser : object or None, default=None
         Post-processing of every noisy step's gradient, reading no label:
         ``denoiser.attach(module, X)`` when training starts (the module
@@ -115,12 +130,15 @@ class DPSGDTraining(Training):
         ``denoiser(params)`` after every step's noisy average (it may replace
         each parameter's ``.grad``), and ``denoiser.detach()`` when training
         ends.
+    ghost_clipping : {"auto", False}, default="auto"
+        ``"auto"``: ghost clipping where it covers every trainable layer;
+        ``False``: per-sample gradients always.
     """
 
     per_example_gradients = True
 
     def __init__(self, noise_multiplier, max_grad_norm, sample_rate, steps_per_epoch, n_samples,
-                 rng, show_progress=False, denoiser=None):
+                 rng, show_progress=False, denoiser=None, ghost_clipping="auto"):
         self.show_progress = show_progress
         self.denoiser = denoiser
         self.noise_multiplier = noise_multiplier
@@ -129,55 +147,48 @@ class DPSGDTraining(Training):
         self.steps_per_epoch = steps_per_epoch
         self.n_samples = n_samples
         self.rng = rng
+        self.ghost_clipping = ghost_clipping
+        self.source = None
+        self.features = None
+
+    def prepare(self, net, X, seed):
+        """The coins' and noise's source for the fit's device; the public features kept."""
+        self.source = random_source(self.rng, net.device_)
+        self.features = X
 
     def attach(self, net):
-        """Wrap ``net``'s module and optimizer for per-sample clipping and noisy steps."""
-        GradSampleModule, DPOptimizer, check_processed, mark_processed = _opacus()
-        rng, denoiser = self.rng, self.denoiser
-
-        class NumpyNoiseDPOptimizer(DPOptimizer):
-            """Opacus's clipping and averaging with noise drawn from the fit's generator."""
-
-            def add_noise(self):
-                std = self.noise_multiplier * self.max_grad_norm
-                for p in self.params:
-                    check_processed(p.summed_grad)
-                    draw = rng.standard_normal(p.summed_grad.shape, dtype=np.float32)
-                    noise = torch.from_numpy(draw).to(p.summed_grad) * std
-                    p.grad = (p.summed_grad + noise).view_as(p)
-                    mark_processed(p.summed_grad)
-
-            def scale_grad(self):
-                super().scale_grad()
-                if denoiser is not None:  # post-processing of the noisy average
-                    denoiser(self.params)
-
+        """Wrap ``net``'s module, optimizer and criterion for clipping and noisy steps."""
+        opacus = _opacus()
         for layer in net.module_.modules():
             if getattr(layer, "inplace", False):
                 # Opacus's backward hooks refuse in-place activations (e.g.
                 # ReLU(inplace=True)); out of place computes the same function.
                 layer.inplace = False
+        if self.denoiser is not None:
+            self.denoiser.attach(net.module_, self.features)
+        ghost = self.ghost_clipping == "auto" and ghost_clippable(net.module_)
+        module_type, optimizer_type = opacus["ghost" if ghost else "per_sample"]
         # Per-example losses are summed (an empty batch has loss 0, not NaN), and
         # the optimizer divides the noisy sum by the expected batch size q n.
-        net.criterion_ = torch.nn.CrossEntropyLoss(reduction="sum")
-        if denoiser is not None:
-            denoiser.attach(net.module_, self.features)
-        net.module_ = GradSampleModule(net.module_, loss_reduction="sum")
-        net.optimizer_ = NumpyNoiseDPOptimizer(
+        criterion = torch.nn.CrossEntropyLoss(reduction="sum")
+        module_options = {"max_grad_norm": self.max_grad_norm} if ghost else {}
+        net.module_ = module_type(net.module_, loss_reduction="sum", **module_options)
+        net.optimizer_ = noisy_optimizer(optimizer_type, self.source, self.denoiser)(
             net.optimizer_,
             noise_multiplier=self.noise_multiplier,
             max_grad_norm=self.max_grad_norm,
             expected_batch_size=self.sample_rate * self.n_samples,
-            loss_reduction="mean",
+            loss_reduction="sum",
         )
-
-    def prepare(self, net, X, seed):
-        """Keep the public features for the denoiser."""
-        self.features = X
+        if ghost:
+            # The loss's backward takes the two passes of ghost clipping.
+            criterion = opacus["ghost_loss"](net.module_, net.optimizer_, criterion,
+                                             loss_reduction="sum")
+        net.criterion_ = criterion
 
     def batches(self, dataset):
         """``steps_per_epoch`` Poisson batches of ``dataset`` per epoch."""
-        return _PoissonBatches(dataset, self.sample_rate, self.steps_per_epoch, self.rng)
+        return _PoissonBatches(dataset, self.sample_rate, self.steps_per_epoch, self.source)
 
     def detach(self, net):
         """Unwrap the module and optimizer (Opacus's hooks removed).
@@ -196,6 +207,7 @@ class DPSGDTraining(Training):
             net.optimizer_ = net.optimizer_.original_optimizer
         if self.denoiser is not None:
             self.denoiser.detach()
+        self.source = None
         self.features = None
 
 

@@ -37,6 +37,7 @@ from sklearn_labeldp.nn import (  # noqa: E402
 )
 from sklearn_labeldp.nn._data import ArrayDataset  # noqa: E402
 from sklearn_labeldp.nn._dp_sgd import DPSGDTraining, _PoissonBatches  # noqa: E402
+from sklearn_labeldp.nn._dp_sgd_steps import DeviceRandom, HostRandom  # noqa: E402
 from sklearn_labeldp.nn._net_access import fit_label_codes, initialize_untrained  # noqa: E402
 
 K = 3
@@ -72,13 +73,20 @@ def per_example_gradients(module, X, y):
     return torch.stack(rows)
 
 
-def test_every_per_example_gradient_is_clipped_in_the_noiseless_step(blobs):
+@pytest.mark.parametrize("ghost_clipping", ["auto", False])
+def test_every_per_example_gradient_is_clipped_in_the_noiseless_step(blobs, ghost_clipping):
+    # "auto" takes ghost clipping (the MLP has Linear layers only), False Opacus's
+    # per-sample gradients: both release the same clipped sum.
     X, y = blobs[0][:40], blobs[1][:40]
     clip = 0.05
-    training = DPSGDTraining(0.0, clip, 1.0, 1, len(X), np.random.default_rng(0))
+    training = DPSGDTraining(0.0, clip, 1.0, 1, len(X), np.random.default_rng(0),
+                             ghost_clipping=ghost_clipping)
     model = initialised({"lr": 0.0}, X)
     reference = per_example_gradients(model.module_, X, y)
+    training.prepare(model, X, 0)
     training.attach(model)
+    ghost = type(model.module_).__name__ == "GradSampleModuleFastGradientClipping"
+    assert ghost == (ghost_clipping == "auto")
     norms = reference.norm(dim=1)
     assert (norms > clip).all()  # every example is clipped: the check is not vacuous
     clipped = reference * torch.clamp(clip / norms, max=1.0)[:, None]
@@ -90,11 +98,14 @@ def test_every_per_example_gradient_is_clipped_in_the_noiseless_step(blobs):
     torch.testing.assert_close(released, clipped.sum(0) / len(X), rtol=1e-4, atol=1e-7)
 
 
-def test_noise_std_is_multiplier_times_clip_over_expected_batch(blobs):
+@pytest.mark.parametrize("ghost_clipping", ["auto", False])
+def test_noise_std_is_multiplier_times_clip_over_expected_batch(blobs, ghost_clipping):
     X, y = blobs
     sigma, clip, q = 2.0, 0.5, 0.1
-    training = DPSGDTraining(sigma, clip, q, 1, len(X), np.random.default_rng(1))
+    training = DPSGDTraining(sigma, clip, q, 1, len(X), np.random.default_rng(1),
+                             ghost_clipping=ghost_clipping)
     model = initialised({"lr": 0.0}, X)
+    training.prepare(model, X, 0)
     training.attach(model)
     empty = (torch.as_tensor(X[:0]), torch.as_tensor(y[:0]))  # no example: noise only
     draws = []
@@ -119,10 +130,20 @@ def test_the_dp_sgd_mode_itself_refuses_mixup(blobs):
     fit_label_codes(net(), X, y, K, training)  # the same mode without mixup trains
 
 
-def test_poisson_batches_sample_each_row_at_the_rate():
+def _host():
+    return HostRandom(np.random.default_rng(2))
+
+
+def _device():
+    # The device source's logic with CPU generators (a CUDA run seeds Philox ones).
+    return DeviceRandom([torch.Generator().manual_seed(seed) for seed in (3, 4)])
+
+
+@pytest.mark.parametrize("source", [_host, _device])
+def test_poisson_batches_sample_each_row_at_the_rate(source):
     n, q, steps = 5000, 0.1, 200
     data = ArrayDataset(torch.arange(n).float()[:, None], torch.arange(n))
-    batches = _PoissonBatches(data, q, steps, np.random.default_rng(2))
+    batches = _PoissonBatches(data, q, steps, source())
     assert len(batches) == steps
     counts = np.zeros(n)
     sizes = []
