@@ -1,35 +1,43 @@
-"""Seconds per DP-SGD epoch: DPSGDClassifier against Opacus's own loop and a plain one.
+"""Seconds per DP-SGD training epoch: DPSGDClassifier against Opacus's own loop and a plain one.
 
-One epoch on Fashion-MNIST's training images (``--n-train``, all 60,000 by
-default), expected batch size ``--batch-size`` (256), SGD at ``--lr``, for
-each network of ``--nets``: ``mlp`` (:class:`~sklearn_labeldp.nn.MLP`, the
-default network of :class:`~sklearn_labeldp.nn.DPSGDClassifier`, one hidden
-layer of 64) and ``cnn`` (:class:`~sklearn_labeldp.nn.FashionCNN`). Four ways
-to train it, each timed from numpy arrays in memory to a trained module (the
-copy to the device included: about 190 MB, milliseconds on a GPU):
+``--epochs`` epochs (3) on Fashion-MNIST's training images (``--n-train``, all
+60,000 by default), expected batch size ``--batch-size`` (256), SGD at
+``--lr``, for each network of ``--nets``: ``mlp``
+(:class:`~sklearn_labeldp.nn.MLP`, one hidden layer of 64) and ``cnn``
+(:class:`~sklearn_labeldp.nn.FashionCNN`). The ways to train it, the data
+on the device in every one:
 
 - ``library DP-SGD``: ``DPSGDClassifier(LabelDPNetClassifier(net,
-  max_epochs=1, batch_size=256), epsilon, delta, classes=range(10)).fit``:
-  its checks, its label-free trial fit on a few rows, the calibration of the
-  noise (cached after the first fit, see below), the Poisson batches and the
-  noise drawn from a numpy generator, Opacus's per-sample clipping, and the
-  rebuild of the released network;
+  max_epochs=epochs, batch_size=256), epsilon, delta, classes=range(10)).fit``
+  from numpy arrays: its checks, its label-free trial fit on a few rows, the
+  calibration of the noise (cached after the first fit), the Poisson batches
+  and the noise (from two Philox generators on a CUDA device, from the numpy
+  generator on the CPU), ghost clipping where it covers every layer (the MLP)
+  or Opacus's per-sample gradients (the CNN), and the rebuild of the
+  released network;
+- ``library DP-SGD (per-sample)`` (``mlp`` only): the same fit with ghost
+  clipping switched off (per-sample gradients, as before ghost clipping);
 - ``Opacus make_private``: Opacus's documented loop: ``PrivacyEngine().
   make_private`` on the module, the optimizer and a ``DataLoader`` over a
   ``TensorDataset`` of the tensors on the device (its Poisson sampler, its
   noise drawn on the device), at the noise multiplier the library
   calibrated, so both do the same arithmetic;
-- ``library non-private``: ``LabelDPNetClassifier(net, max_epochs=1,
+- ``library non-private``: ``LabelDPNetClassifier(net, max_epochs=epochs,
   batch_size=256).fit``, the library's network wrapper without DP;
 - ``plain PyTorch``: a shuffled pass (``randperm`` on the device, slices of
   the batch size), forward, cross-entropy, backward, step.
 
-Each method is run once untimed (the ``first`` column: CUDA kernels,
-cuDNN's choices and the accounting's cache are warmed there), then
-``--repeats`` times in turn with the others, each run ending with
-``torch.cuda.synchronize``; the median is reported, with the milliseconds per
+An epoch's time is that of one training epoch, the device synchronised at
+its start and end (the library's epochs are timed by wrapping the epoch loop
+of :mod:`sklearn_labeldp.nn._training`; the trial fit's short epoch is not
+counted); the table gives the median over every epoch of ``--repeats`` runs
+of each method in turn, after one untimed first run (CUDA kernels, cuDNN's
+choices and the accounting's cache are warmed there), the milliseconds per
 optimizer step (the Poisson loops take ``ceil(1/q)`` steps, Opacus's
-``int(1/q)``) and the ratio to the plain loop. The accounting's calibration
+``int(1/q)``) and the ratios to the plain loop's and to Opacus's epoch. The
+rest of a library fit (its checks, trial fit, calibration and rebuild) is
+the fit's time less its epochs', reported beside. The accounting's
+calibration
 (:func:`~sklearn_labeldp.accounting.calibrate_dp_sgd_label_change`, cached
 by argument) is timed on its own once before any fit: a fresh process pays it
 once per setting, inside its first fit. ``--profile`` writes a cProfile of
@@ -44,8 +52,7 @@ Fashion-MNIST training files (``--data-home``, default that of
 uses random images of the same shape instead). Tables go to stdout and, with
 ``--out DIR``, to ``DIR/dp_sgd_timing.md`` and ``DIR/dp_sgd_timing.json``
 (and ``DIR/dp_sgd_profile.txt``). Without a GPU use ``--quick`` (4,000
-images, 1 repeat): with ``--n-train 1000 --threads 1`` it took 17 s on two
-shared CPU cores, and 94 s with the 4,000 images and ``--profile``.
+images, 2 epochs, 1 repeat).
 
 Examples
 --------
@@ -67,25 +74,65 @@ import signal
 import statistics
 import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import torch
 
 from sklearn_labeldp.accounting import calibrate_dp_sgd_label_change
 from sklearn_labeldp.datasets import load_fashion_mnist
-from sklearn_labeldp.nn import MLP, DPSGDClassifier, FashionCNN, LabelDPNetClassifier
+from sklearn_labeldp.nn import (
+    MLP,
+    DPSGDClassifier,
+    FashionCNN,
+    LabelDPNetClassifier,
+    _dp_sgd,
+    _training,
+)
 
 N_CLASSES = 10
 SEED = 0
 NETS = {"mlp": MLP, "cnn": FashionCNN}
-LIBRARY_DP, OPACUS, LIBRARY_PLAIN, PLAIN = (
-    "library DP-SGD", "Opacus make_private", "library non-private", "plain PyTorch")
-METHODS = (LIBRARY_DP, OPACUS, LIBRARY_PLAIN, PLAIN)
+LIBRARY_DP, PER_SAMPLE, OPACUS, LIBRARY_PLAIN, PLAIN = (
+    "library DP-SGD", "library DP-SGD (per-sample)", "Opacus make_private",
+    "library non-private", "plain PyTorch")
+METHODS = (LIBRARY_DP, PER_SAMPLE, OPACUS, LIBRARY_PLAIN, PLAIN)
+
+
+class EpochClock:
+    """The training epochs' durations of the fit running now, the device synchronised."""
+
+    def __init__(self):
+        self.device = None
+        self.steps = None  # the library's steps per full epoch
+        self.epochs = []
+
+    @contextmanager
+    def epoch(self):
+        sync(self.device)
+        start = time.perf_counter()
+        yield
+        sync(self.device)
+        self.epochs.append(time.perf_counter() - start)
+
+
+CLOCK = EpochClock()
+_library_epoch = _training._run_epoch
+
+
+def _timed_library_epoch(net, iterator, training, prefix, step_fn, **fit_params):
+    """The library's epoch loop, each full-size training epoch timed by CLOCK."""
+    full = training and iterator is not None and len(iterator) == CLOCK.steps
+    if not full:  # a validation pass, or the trial fit's short epoch
+        return _library_epoch(net, iterator, training, prefix, step_fn, **fit_params)
+    with CLOCK.epoch():
+        return _library_epoch(net, iterator, training, prefix, step_fn, **fit_params)
 
 
 def sync(device):
-    if device.type == "cuda":
+    if device is not None and device.type == "cuda":
         torch.cuda.synchronize(device)
 
 
@@ -97,16 +144,21 @@ def new_module(name, device):
     return module
 
 
-def library_net(name, args, epochs=1):
+def library_net(name, args, epochs):
     return LabelDPNetClassifier(NETS[name], max_epochs=epochs, batch_size=args.batch_size,
                                 lr=args.lr, optimizer=torch.optim.SGD, device=args.device,
                                 random_state=SEED)
 
 
-def fit_library_dp(name, X, y, args, device):
-    clf = DPSGDClassifier(library_net(name, args), epsilon=args.epsilon, delta=args.delta,
-                          max_grad_norm=args.clip, classes=range(N_CLASSES), random_state=SEED)
-    clf.fit(X, y)
+def fit_library_dp(name, X, y, args, device, epochs=1, ghost=True):
+    clf = DPSGDClassifier(library_net(name, args, epochs), epsilon=args.epsilon,
+                          delta=args.delta, max_grad_norm=args.clip, classes=range(N_CLASSES),
+                          random_state=SEED)
+    if ghost:
+        clf.fit(X, y)
+    else:
+        with mock.patch.object(_dp_sgd, "ghost_clippable", lambda module: False):
+            clf.fit(X, y)
     sync(device)
     return clf.mechanism_params_["n_noisy_steps"]
 
@@ -128,18 +180,19 @@ def fit_plain(name, X, y, args, device, epochs=1):
     module.train()
     steps = 0
     for _ in range(epochs):
-        order = torch.randperm(len(X_t), device=device)
-        for start in range(0, len(X_t), args.batch_size):
-            batch = order[start:start + args.batch_size]
-            optimizer.zero_grad()
-            criterion(module(X_t[batch]), y_t[batch]).backward()
-            optimizer.step()
-            steps += 1
+        with CLOCK.epoch():
+            order = torch.randperm(len(X_t), device=device)
+            for start in range(0, len(X_t), args.batch_size):
+                batch = order[start:start + args.batch_size]
+                optimizer.zero_grad()
+                criterion(module(X_t[batch]), y_t[batch]).backward()
+                optimizer.step()
+                steps += 1
     sync(device)
     return steps
 
 
-def fit_opacus(name, X, y, args, device, noise_multiplier):
+def fit_opacus(name, X, y, args, device, noise_multiplier, epochs=1):
     from opacus import PrivacyEngine
 
     torch.manual_seed(SEED)
@@ -159,11 +212,13 @@ def fit_opacus(name, X, y, args, device, noise_multiplier):
     criterion = torch.nn.CrossEntropyLoss()
     module.train()
     steps = 0
-    for xb, yb in loader:
-        optimizer.zero_grad()
-        criterion(module(xb), yb).backward()
-        optimizer.step()
-        steps += 1
+    for _ in range(epochs):
+        with CLOCK.epoch():
+            for xb, yb in loader:
+                optimizer.zero_grad()
+                criterion(module(xb), yb).backward()
+                optimizer.step()
+                steps += 1
     sync(device)
     return steps
 
@@ -205,7 +260,8 @@ def parse_args(argv=None):
     parser.add_argument("--epsilon", type=float, default=1.0, help="label-DP epsilon")
     parser.add_argument("--delta", type=float, default=1e-5)
     parser.add_argument("--clip", type=float, default=1.0, help="max_grad_norm")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs per method")
+    parser.add_argument("--epochs", type=int, default=3, help="training epochs per fit")
+    parser.add_argument("--repeats", type=int, default=3, help="timed fits per method")
     parser.add_argument("--methods", default=",".join(METHODS),
                         help="comma-separated subset of: " + ", ".join(METHODS))
     parser.add_argument("--data-home", default=None, help="folder of the IDX files")
@@ -214,10 +270,11 @@ def parse_args(argv=None):
     parser.add_argument("--profile", action="store_true",
                         help="cProfile one more library DP-SGD fit per network")
     parser.add_argument("--out", type=Path, default=None, help="folder for the result files")
-    parser.add_argument("--quick", action="store_true", help="4,000 images, 1 repeat")
+    parser.add_argument("--quick", action="store_true",
+                        help="4,000 images, 2 epochs, 1 repeat")
     args = parser.parse_args(argv)
     if args.quick:
-        args.n_train, args.repeats = min(args.n_train, 4_000), 1
+        args.n_train, args.epochs, args.repeats = min(args.n_train, 4_000), 2, 1
     if args.device == "auto":
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
     args.nets = [n.strip() for n in args.nets.split(",") if n.strip()]
@@ -265,27 +322,41 @@ def main(argv=None):
            f"{sample_rate:.5f}, {steps} steps: noise multiplier {noise_multiplier:.4f} (label "
            f"eps {label_eps:.3f}, example eps {example_eps:.3f})")
 
+    E = args.epochs
     functions = {
-        LIBRARY_DP: lambda name: fit_library_dp(name, X, y, args, device),
-        OPACUS: lambda name: fit_opacus(name, X, y, args, device, noise_multiplier),
-        LIBRARY_PLAIN: lambda name: fit_library_plain(name, X, y, args, device),
-        PLAIN: lambda name: fit_plain(name, X, y, args, device),
+        LIBRARY_DP: lambda name: fit_library_dp(name, X, y, args, device, E),
+        PER_SAMPLE: lambda name: fit_library_dp(name, X, y, args, device, E, ghost=False),
+        OPACUS: lambda name: fit_opacus(name, X, y, args, device, noise_multiplier, E),
+        LIBRARY_PLAIN: lambda name: fit_library_plain(name, X, y, args, device, E),
+        PLAIN: lambda name: fit_plain(name, X, y, args, device, E),
     }
+    CLOCK.device, CLOCK.steps = device, steps
     results = {}
     profiles = []
 
+    def run(name, method):
+        """One fit: its total seconds, its epochs' seconds and its steps."""
+        CLOCK.epochs = []
+        seconds, steps_run = timed(lambda: functions[method](name))
+        return seconds, list(CLOCK.epochs), steps_run
+
+    def methods_for(name):
+        # Ghost clipping covers the MLP's layers only: the CNN has no second library fit.
+        return [m for m in args.methods if not (m == PER_SAMPLE and name != "mlp")]
+
     def run_all():
         for name in args.nets:
-            for method in args.methods:  # untimed first runs: the warm-up
-                seconds, steps_run = timed(lambda m=method, n=name: functions[m](n))
-                results[name, method] = {"first_s": seconds, "steps": steps_run,
-                                         "times_s": []}
+            for method in methods_for(name):  # untimed first runs: the warm-up
+                seconds, epochs, steps_run = run(name, method)
+                results[name, method] = {"first_s": seconds, "steps": steps_run // E,
+                                         "epochs_s": [], "rest_s": []}
                 print(f"  [{time.perf_counter() - start_all:5.0f} s] {name} {method} first: "
-                      f"{seconds:.2f} s", flush=True)
+                      f"{seconds:.2f} s ({len(epochs)} epochs timed)", flush=True)
             for _ in range(args.repeats):
-                for method in args.methods:
-                    seconds, _ = timed(lambda m=method, n=name: functions[m](n))
-                    results[name, method]["times_s"].append(seconds)
+                for method in methods_for(name):
+                    seconds, epochs, _ = run(name, method)
+                    results[name, method]["epochs_s"].extend(epochs)
+                    results[name, method]["rest_s"].append(seconds - sum(epochs))
             if args.profile and LIBRARY_DP in args.methods:
                 profiles.append(f"===== {name}: {LIBRARY_DP} fit =====\n"
                                 + profile_fit(lambda n=name: functions[LIBRARY_DP](n)))
@@ -297,24 +368,34 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, on_sigterm)
     stopped = False
     try:
-        run_all()
+        with mock.patch.object(_training, "_run_epoch", _timed_library_epoch):
+            run_all()
     except Stopped:  # a time limit: the tables of what finished, then exit
         stopped = True
 
-    report(f"\n### Seconds per epoch, median of {args.repeats} (after one untimed first run)\n")
-    report("| net | method | first (s) | median (s) | min (s) | runs | steps | ms/step | images/s "
-           "| / plain |")
-    report("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    report(f"\n### Seconds per training epoch: median of the {E} epochs of {args.repeats} "
+           "fits (after one untimed first fit)\n")
+    report("| net | method | epochs | median epoch (s) | min (s) | steps | ms/step | images/s "
+           "| / plain | / Opacus | rest of the fit (s) |")
+    report("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+    def median_epoch(name, method):
+        r = results.get((name, method))
+        return statistics.median(r["epochs_s"]) if r and r["epochs_s"] else None
+
     for (name, method), r in results.items():
-        times = r["times_s"] or [r["first_s"]]
-        median = statistics.median(times)
-        r["median_s"] = median
-        plain = results.get((name, PLAIN))
-        plain_times = plain and (plain["times_s"] or [plain["first_s"]])
-        ratio = f"{median / statistics.median(plain_times):.1f}x" if plain_times else "-"
-        report(f"| {name} | {method} | {r['first_s']:.2f} | {median:.3f} | {min(times):.3f} | "
-               f"{len(r['times_s'])} | {r['steps']} | {1e3 * median / r['steps']:.2f} | "
-               f"{len(X) / median:,.0f} | {ratio} |")
+        median = median_epoch(name, method)
+        r["median_epoch_s"] = median
+        if median is None:
+            report(f"| {name} | {method} | 0 | - | - | {r['steps']} | - | - | - | - | - |")
+            continue
+        ratios = [f"{median / base:.2f}x" if base else "-"
+                  for base in (median_epoch(name, PLAIN), median_epoch(name, OPACUS))]
+        rest = (f"{statistics.median(r['rest_s']):.2f}"
+                if method in (LIBRARY_DP, PER_SAMPLE, LIBRARY_PLAIN) else "-")
+        report(f"| {name} | {method} | {len(r['epochs_s'])} | {median:.3f} | "
+               f"{min(r['epochs_s']):.3f} | {r['steps']} | {1e3 * median / r['steps']:.2f} | "
+               f"{len(X) / median:,.0f} | {ratios[0]} | {ratios[1]} | {rest} |")
     if stopped:
         report("\nSTOPPED by SIGTERM: the table holds what finished before it (runs = 0: the "
                "first run only).")
