@@ -5,8 +5,8 @@ step samples each example independently with probability ``q`` (Poisson
 sampling), clips each per-example gradient to L2 norm ``C``, adds Gaussian
 noise of std ``sigma C`` to their sum and divides by the expected batch size
 ``q n``; the optimiser's step is post-processing. The clipping and the noisy
-sum are Opacus's (ghost clipping where it covers every layer, per-sample
-gradients otherwise); the Poisson batches and the noise are drawn from the
+sum are Opacus's (ghost clipping for the layers it covers, per-sample
+gradients for the others); the Poisson batches and the noise are drawn from the
 fit's numpy generator (128-bit seeded, or the ``"secure"`` AES generator) on
 the CPU, and on a CUDA device from two Philox generators seeded from it
 (:mod:`~sklearn_labeldp.nn._dp_sgd_steps`), never from a 64-bit torch seed.
@@ -99,7 +99,7 @@ class DPSGDTraining(Training):
     optimizer and criterion in Opacus's clipping and noisy steps
     (:meth:`attach`, undone by :meth:`detach`) and draws the Poisson batches
     (:meth:`batches`); the step itself is plain. The per-example norms come
-    from ghost clipping when it covers every trainable layer, from per-sample
+    from ghost clipping wherever a layer has a norm sampler, from per-sample
     gradients otherwise; the coins and the noise from the device's generators
     on a CUDA device, from the fit's numpy generator otherwise
     (:mod:`~sklearn_labeldp.nn._dp_sgd_steps`). It needs every example's
@@ -131,7 +131,8 @@ class DPSGDTraining(Training):
         each parameter's ``.grad``), and ``denoiser.detach()`` when training
         ends.
     ghost_clipping : {"auto", False}, default="auto"
-        ``"auto"``: ghost clipping where it covers every trainable layer;
+        ``"auto"``: ghost clipping where it serves the network
+        (:func:`~sklearn_labeldp.nn._dp_sgd_steps.ghost_clippable`);
         ``False``: per-sample gradients always.
     """
 

@@ -32,6 +32,7 @@ from sklearn_labeldp.accounting import (  # noqa: E402
 from sklearn_labeldp.nn import (  # noqa: E402
     MLP,
     DPSGDClassifier,
+    FashionCNN,
     LabelDPNetClassifier,
     WarmupLinearDecay,
 )
@@ -95,6 +96,31 @@ def test_every_per_example_gradient_is_clipped_in_the_noiseless_step(blobs, ghos
     model.train_step((torch.as_tensor(X), torch.as_tensor(y)))
     released = torch.cat([p.grad.reshape(-1) for p in model.module_._module.parameters()])
     # With no noise the step's gradient is the sum of clipped gradients over q n.
+    torch.testing.assert_close(released, clipped.sum(0) / len(X), rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("ghost_clipping", ["auto", False])
+def test_a_conv_net_is_clipped_per_example_on_both_paths(ghost_clipping):
+    # FashionCNN: ghost clipping for its Linear layers, per-sample norms for its
+    # convolutions, in the same two passes; or per-sample everywhere (no dropout: the
+    # reference recomputes each example's forward pass).
+    X = np.random.default_rng(0).random((12, 784), dtype=np.float32)
+    y = np.arange(12) % 10
+    clip = 0.05
+    model = initialize_untrained(LabelDPNetClassifier(FashionCNN, lr=0.0, batch_size=12,
+                                                      module__dropout=0.0), X, 10)
+    reference = per_example_gradients(model.module_, X, y)
+    training = DPSGDTraining(0.0, clip, 1.0, 1, len(X), np.random.default_rng(0),
+                             ghost_clipping=ghost_clipping)
+    training.prepare(model, X, 0)
+    training.attach(model)
+    ghost = type(model.module_).__name__ == "GradSampleModuleFastGradientClipping"
+    assert ghost == (ghost_clipping == "auto")
+    norms = reference.norm(dim=1)
+    assert (norms > clip).all()
+    model.train_step((torch.as_tensor(X), torch.as_tensor(y)))
+    released = torch.cat([p.grad.reshape(-1) for p in model.module_._module.parameters()])
+    clipped = reference * torch.clamp(clip / norms, max=1.0)[:, None]
     torch.testing.assert_close(released, clipped.sum(0) / len(X), rtol=1e-4, atol=1e-7)
 
 

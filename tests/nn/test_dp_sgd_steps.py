@@ -108,15 +108,17 @@ class _Tied(torch.nn.Module):
         return self.b(self.a(x))
 
 
-def test_ghost_clipping_only_where_it_covers_every_trainable_layer():
+def test_ghost_clipping_wherever_a_layer_has_a_norm_sampler():
     mlp = MLP(n_outputs=3, hidden_units=(8,))
     mlp(torch.zeros(2, 4))  # lazy layers materialised, as when DP-SGD attaches
     assert ghost_clippable(mlp)
     conv = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.Flatten(),
                                torch.nn.Linear(8, 3))
-    assert not ghost_clippable(conv)  # Conv2d has no norm sampler: per-sample gradients
+    assert ghost_clippable(conv)  # the Linear layer's norms ghost, the Conv2d's per sample
+    conv_only = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.Flatten())
+    assert not ghost_clippable(conv_only)  # no norm sampler at all: per-sample gradients
     frozen = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), torch.nn.Flatten(),
                                  torch.nn.Linear(8, 3))
-    frozen[0].requires_grad_(False)
-    assert ghost_clippable(frozen)  # only trainable layers count
+    frozen[2].requires_grad_(False)
+    assert not ghost_clippable(frozen)  # only trainable layers count
     assert not ghost_clippable(_Tied())  # shared parameters: ghost clipping refuses them
