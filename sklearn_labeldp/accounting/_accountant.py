@@ -164,17 +164,21 @@ class BudgetAccountant:
                 "tight composition it buys could never fit; raise delta or drop slack."
             )
         self._slack = slack
-        # The tight composition of the ledger so far, extended by each query.
-        self._composition = Composition()
         if client is not None:
             self._ledger = _DaskLedger.create(client, timeout)
+            key = ("dask", self._ledger.address, self._ledger.name)
         elif path is None:
             self._ledger = _MemoryLedger()
+            key = None
         else:
             # An adopted ceiling was checked against the same slack when its file was
             # created (the ledger refuses another slack).
             self._ledger = _SQLiteLedger.open_or_create(path, stated, timeout, slack)
             self._ceiling = self._ledger.ceiling
+            key = ("sqlite", self._ledger.path, self._ledger.ledger_id)
+        # The tight composition of the ledger so far, extended by each query; one
+        # per process for a ledger that processes share (its handles find it).
+        self._composition = Composition.shared(key)
 
     @property
     def epsilon(self):

@@ -14,8 +14,11 @@ holds everything the accounting does with it:
 * ``pure``: whether the record's delta must be 0;
 * ``pair(value)``: the hashable arguments of a dominating pair of the
   mechanism (Zhu, Dong and Wang 2022);
-* ``pld(*pair, count)``: dp-accounting's privacy loss distribution of
-  ``count`` compositions of that pair (``_pld.py`` composes the ledger).
+* either ``responses(*pair)``: for a mechanism that is a product of K-ary
+  randomized responses, their ``(epsilon, n_outputs, count)`` (``_pld.py``
+  composes those itself, on a grid of its choice), or ``pld(*pair, count,
+  interval)``: dp-accounting's privacy loss distribution of ``count``
+  compositions of that pair on the grid of losses ``interval``.
 
 An unknown kind is refused with the list of the known ones. A new kind is a
 row, its ``PrivacySpend`` constructor and its tests (see "A mechanism's exact
@@ -46,7 +49,8 @@ class Description:
     epsilons: Callable
     pure: bool
     pair: Callable
-    pld: Callable
+    pld: Callable | None = None
+    responses: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -129,9 +133,9 @@ def _count(key, name, count, minimum):
 # --------------------------------------------------------- loss distributions
 
 
-def _identity():
+def _identity(interval):
     return _dp_accounting().pld.privacy_loss_distribution.identity(
-        value_discretization_interval=DISCRETISATION)
+        value_discretization_interval=interval)
 
 
 def _self_compose(one, count):
@@ -141,22 +145,7 @@ def _self_compose(one, count):
 
 
 @functools.lru_cache(maxsize=64)
-def _randomized_response(epsilon, n_outputs):
-    """K-ary randomized response's PLD (replace one: its two output laws)."""
-    if epsilon == 0:
-        return _identity()
-    dpa = _dp_accounting()
-    # dp-accounting's parametrisation: with probability noise_parameter the
-    # output is uniform over the K buckets, else the true one.
-    noise = n_outputs / (math.exp(epsilon) + n_outputs - 1)
-    return dpa.pld.privacy_loss_distribution.from_randomized_response(
-        noise, n_outputs, value_discretization_interval=DISCRETISATION,
-        neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE,
-    )
-
-
-@functools.lru_cache(maxsize=64)
-def _bounded_range(epsilon):
+def _bounded_range(epsilon, interval):
     """The dominating pair of every ``epsilon``-bounded-range mechanism, as a PLD.
 
     Its privacy loss has the density ``e^((epsilon + l) / 2) / (2 (e^epsilon -
@@ -165,8 +154,8 @@ def _bounded_range(epsilon):
     the mass of each grid interval goes to its upper end.
     """
     if epsilon == 0:
-        return _identity()
-    h = DISCRETISATION
+        return _identity(interval)
+    h = interval
     index = np.arange(math.ceil(-epsilon / h), math.ceil(epsilon / h) + 1)
     upper = np.minimum(index * h, epsilon)
     lower = np.maximum((index - 1) * h, -epsilon)
@@ -181,7 +170,7 @@ def _bounded_range(epsilon):
 
 
 @functools.lru_cache(maxsize=64)
-def _subsampled_step(sigma, q, replace_one):
+def _subsampled_step(sigma, q, replace_one, interval):
     """One Poisson-subsampled Gaussian step's PLD, cached.
 
     A ceiling check with a slack composes the same DP-SGD run again at every
@@ -190,26 +179,26 @@ def _subsampled_step(sigma, q, replace_one):
     dpa = _dp_accounting()
     relation = dpa.NeighboringRelation
     return dpa.pld.privacy_loss_distribution.from_gaussian_mechanism(
-        sigma, sampling_prob=q, value_discretization_interval=DISCRETISATION,
+        sigma, sampling_prob=q, value_discretization_interval=interval,
         neighboring_relation=relation.REPLACE_ONE if replace_one else relation.ADD_OR_REMOVE_ONE,
     )
 
 
-def _laplace_pld(epsilon, per_record, count):
+def _laplace_pld(epsilon, per_record, count, interval):
     if epsilon == 0:
-        return _identity()
+        return _identity(interval)
     # Lap(0, 1 / epsilon) against Lap(1, 1 / epsilon): the scale per unit shift.
     one = _dp_accounting().pld.privacy_loss_distribution.from_laplace_mechanism(
-        1.0 / epsilon, sensitivity=1.0, value_discretization_interval=DISCRETISATION)
+        1.0 / epsilon, sensitivity=1.0, value_discretization_interval=interval)
     return _self_compose(one, per_record * count)
 
 
-def _gaussian_pld(mu, count):
+def _gaussian_pld(mu, count, interval):
     if mu == 0:  # a release no label moves
-        return _identity()
+        return _identity(interval)
     # count Gaussians of sensitivity mu are one of sensitivity sqrt(count) mu.
     return _dp_accounting().pld.privacy_loss_distribution.from_gaussian_mechanism(
-        1.0 / (math.sqrt(count) * mu), value_discretization_interval=DISCRETISATION)
+        1.0 / (math.sqrt(count) * mu), value_discretization_interval=interval)
 
 
 # ----------------------------------------------------------------- the rows
@@ -238,17 +227,17 @@ def _subsampled(key, replace_one):
         epsilons=lambda value, delta: subsampled_spend_epsilons(value, delta, key),
         pure=False,
         pair=lambda value: (*(float(v) for v in value[:2]), int(value[2]), replace_one),
-        pld=lambda sigma, q, steps, replace, count: _subsampled_step(
-            sigma, q, replace).self_compose(steps * count),
+        pld=lambda sigma, q, steps, replace, count, interval: _subsampled_step(
+            sigma, q, replace, interval).self_compose(steps * count),
     )
 
 
-def _pure_epsilon_row(key, pld):
+def _pure_epsilon_row(key, **composition):
     return Description(
         epsilons=lambda epsilon, delta: [_epsilon(key, epsilon)],
         pure=True,
         pair=lambda epsilon: (float(epsilon),),
-        pld=pld,
+        **composition,
     )
 
 
@@ -258,8 +247,7 @@ DESCRIPTIONS = {
         epsilons=_randomized_response_epsilons,
         pure=True,
         pair=lambda value: (float(value[0]), int(value[1])),
-        pld=lambda epsilon, n_outputs, count: _self_compose(
-            _randomized_response(epsilon, n_outputs), count),
+        responses=lambda epsilon, n_outputs: ((epsilon, n_outputs, 1),),
     ),
     # DP-SGD under a label change (replace one), then under add/remove.
     "subsampled_gaussian_label": _subsampled("subsampled_gaussian_label", True),
@@ -279,10 +267,9 @@ DESCRIPTIONS = {
         pld=_laplace_pld,
     ),
     # RAPPOR: two bits move, each binary randomized response at epsilon / 2.
-    "rappor": _pure_epsilon_row(
-        "rappor",
-        lambda epsilon, count: _randomized_response(epsilon / 2.0, 2).self_compose(2 * count)),
+    "rappor": _pure_epsilon_row("rappor", responses=lambda epsilon: ((epsilon / 2.0, 2, 2),)),
     # An epsilon-bounded-range selection (Durfee and Rogers 2019).
     "bounded_range": _pure_epsilon_row(
-        "bounded_range", lambda epsilon, count: _self_compose(_bounded_range(epsilon), count)),
+        "bounded_range", pld=lambda epsilon, count, interval: _self_compose(
+            _bounded_range(epsilon, interval), count)),
 }
