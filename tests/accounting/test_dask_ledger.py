@@ -144,3 +144,25 @@ def test_new_descriptions_survive_the_scheduler_ledger(client):
     assert acc.total(slack=1e-6).epsilon == pytest.approx(local.total(slack=1e-6).epsilon,
                                                           rel=1e-9)
     assert acc.total(slack=1e-6).epsilon < acc.total().epsilon - 1.0
+
+
+def _cached_before_total(accountant):
+    """This worker's cached records of the ledger before a tight total, and the total."""
+    cached = len(accountant._composition._descriptions)
+    return os.getpid(), cached, accountant.total(slack=1e-6).epsilon
+
+
+def test_a_worker_keeps_the_composition_between_tasks(client):
+    # Each task unpickles its own handle; the worker process keeps one composition of
+    # the ledger, so the second task extends the first's instead of rebuilding it.
+    pytest.importorskip("dp_accounting")
+    from sklearn_labeldp.accounting import PrivacySpend
+
+    acc = BudgetAccountant(client=client)
+    for epsilon in np.linspace(0.05, 0.15, 20):
+        acc.spend(PrivacySpend.randomized_response(float(epsilon), 2))
+    worker = sorted(client.scheduler_info()["workers"])[0]
+    first, second = (client.submit(_cached_before_total, acc, workers=[worker], pure=False)
+                     .result() for _ in range(2))
+    assert first[0] == second[0] and (first[1], second[1]) == (0, 19)
+    assert first[2] == second[2] == acc.total(slack=1e-6).epsilon
