@@ -6,6 +6,7 @@ composition needs each spend's description, not only its budget), atomically.
 The accountant is a handle on a ledger; copies of the handle share it.
 """
 
+import collections
 import math
 import os
 import pickle
@@ -28,6 +29,12 @@ _SPENDS = "labeldp_spends"
 # In-memory ledgers of this process, by token: unpickling a handle in the process
 # that made it finds its ledger here.
 _MEMORY_LEDGERS = weakref.WeakValueDictionary()
+
+# The records this process has read from SQLite ledgers, by (path, ledger id): the
+# last row id read and the records up to it, the most recently used ledger last.
+_DECODED = collections.OrderedDict()
+_DECODED_LOCK = threading.Lock()
+_DECODED_LEDGERS = 32
 
 # What to do when an in-memory ledger is out of reach: both ledgers that other
 # processes can share, since the copy may be in a joblib or multiprocessing
@@ -255,13 +262,13 @@ class _SQLiteLedger:
                 "was created on (it was replaced)."
             )
 
-    def _read(self, query):
+    def _read(self, read):
         conn = self._connect()
         try:
             conn.execute("BEGIN")
             try:
                 self._verify(conn)
-                return conn.execute(query).fetchall()
+                return read(conn)
             finally:
                 conn.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -269,14 +276,35 @@ class _SQLiteLedger:
         finally:
             conn.close()
 
+    def _records(self, conn):
+        """Every record, in order: those this process has read before, then the new rows.
+
+        Rows are only ever appended (ids increase), so the records read
+        earlier by this process, kept by ledger, stay a prefix of the ledger:
+        only the rows after the last one read are fetched and unpickled.
+        """
+        key = (self.path, self.ledger_id)
+        with _DECODED_LOCK:
+            last, records = _DECODED.get(key, (0, ()))
+        rows = conn.execute(
+            f"SELECT id, record FROM {_SPENDS} WHERE id > ? ORDER BY id", (last,)).fetchall()
+        if rows:
+            last, records = rows[-1][0], (*records, *(pickle.loads(blob) for _, blob in rows))
+        with _DECODED_LOCK:
+            if _DECODED.get(key, (0,))[0] <= last:
+                _DECODED[key] = (last, records)
+            _DECODED.move_to_end(key)
+            while len(_DECODED) > _DECODED_LEDGERS:
+                _DECODED.popitem(last=False)
+        return list(records)
+
     def records(self):
-        return [
-            pickle.loads(blob)
-            for (blob,) in self._read(f"SELECT record FROM {_SPENDS} ORDER BY id")
-        ]
+        return self._read(self._records)
 
     def rows(self):
-        return self._read(f"SELECT epsilon, delta, rho FROM {_SPENDS} ORDER BY id")
+        return self._read(
+            lambda conn: conn.execute(
+                f"SELECT epsilon, delta, rho FROM {_SPENDS} ORDER BY id").fetchall())
 
     def append_if(self, spend, check):
         rho = spend.rho
@@ -296,14 +324,7 @@ class _SQLiteLedger:
                 self._verify(conn)
                 # Read inside the write transaction: no other writer can append
                 # between this check and the insert below.
-                check(
-                    [
-                        pickle.loads(blob)
-                        for (blob,) in conn.execute(
-                            f"SELECT record FROM {_SPENDS} ORDER BY id"
-                        )
-                    ]
-                )
+                check(self._records(conn))
                 conn.execute(
                     f"INSERT INTO {_SPENDS} (epsilon, delta, rho, mechanism, record, pid, "
                     "created) VALUES (?, ?, ?, ?, ?, ?, ?)",

@@ -65,11 +65,15 @@ rounding. A mixture's mean loss exceeds the record's by ``O(interval^2)``
 where rounding each loss up (dp-accounting's pessimistic discretisation,
 Meiser and Mohammadi 2018) costs ``O(interval)`` per record, so a ledger of
 many records is composed on a grid coarser than dp-accounting's ``1e-4``: a
-power of two times ``1e-4``, about a thousandth of the composed responses'
-loss standard deviation (at most ``0.0064``), finer by the number of the other
-records (whose distributions dp-accounting discretises on the same grid, at a
-cost of up to one step each). The grid is set by the records before a query's
-last, so that a charge (the last) composes onto the cached ones.
+power of two times ``1e-4`` (at most ``0.0064``) whose estimated cost in the
+composed epsilon is at most a thousandth of it and a quarter of what rounding
+every record up on ``1e-4`` costs (:meth:`_Parts.steps`; the other records'
+distributions, which dp-accounting discretises on the same grid, may cost up
+to a step each). The grid is set by the records before a query's last, so
+that a charge (the last) composes onto the cached ones. 10,000 distinct
+binary randomized responses at epsilon 0.05 to 0.15 compose on ``0.0064`` in
+0.1 to 0.3 s to 102.661 at delta ``1e-6`` (on ``0.0004``: 102.612; rounding
+each record up on ``1e-4``: 103.111, in 5 to 9 s).
 """
 
 import collections
@@ -91,9 +95,9 @@ _TAIL = 1e-15
 # The grid is chosen for an epsilon read at this delta (a smaller one reads it
 # further in the tail, where a coarse grid costs more), from these tilts.
 _DELTA = 1e-9
+_TILTS = np.geomspace(1e-3, 1e4, 64)
 # The grid's estimated cost, relative to the composed epsilon, at most.
 _TOLERANCE = 1e-3
-_TILTS = np.geomspace(1e-3, 1e4, 64)
 # The coarsest grid, in steps of DISCRETISATION.
 _MAX_STEPS = 64
 # Equal randomized responses up to this count are leaves of the batched tree;

@@ -264,3 +264,19 @@ def test_the_grid_coarsens_with_the_composed_spread_and_refines_for_other_record
     assert steps([*distinct_records(1000), *[gaussian] * 10]) == 16
     assert steps([*distinct_records(1000), *[gaussian] * 100]) == 2
     assert steps([*distinct_records(1000), *[gaussian] * 1000]) == 1
+
+
+def test_an_sqlite_ledger_decodes_each_row_once_per_process(tmp_path):
+    from sklearn_labeldp.accounting import _ledger
+
+    acc = BudgetAccountant(path=tmp_path / "ledger.sqlite")
+    for spend in distinct_records(30):
+        acc.spend(spend)
+    first = acc.spends
+    BudgetAccountant(path=tmp_path / "ledger.sqlite").spend(distinct_records(1)[0])
+    again = acc.spends
+    # The rows read before are the same objects; only the new row was unpickled.
+    assert len(again) == 31 and all(a is b for a, b in zip(first, again, strict=False))
+    _ledger._DECODED.clear()  # as in a process that has read nothing yet
+    fresh = acc.spends
+    assert fresh == again and fresh[0] is not again[0]
