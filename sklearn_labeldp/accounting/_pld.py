@@ -71,9 +71,9 @@ every record up on ``1e-4`` costs (:meth:`_Parts.steps`; the other records'
 distributions, which dp-accounting discretises on the same grid, may cost up
 to a step each). The grid is set by the records before a query's last, so
 that a charge (the last) composes onto the cached ones. 10,000 distinct
-binary randomized responses at epsilon 0.05 to 0.15 compose on ``0.0064`` in
-0.1 to 0.3 s to 102.661 at delta ``1e-6`` (on ``0.0004``: 102.612; rounding
-each record up on ``1e-4``: 103.111, in 5 to 9 s).
+binary randomized responses at epsilon 0.05 to 0.15 compose on ``0.0064`` to
+102.661 at delta ``1e-6`` in 0.1 to 0.35 s (on ``0.0004``: 102.612; rounding
+each record's losses up on ``1e-4``: 103.111, in 5 to 14 s; two shared cores).
 """
 
 import collections
