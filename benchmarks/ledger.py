@@ -82,10 +82,11 @@ def filled(spends, kind, folder, name, epsilon=None, client=None):
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [(s.epsilon, s.delta, s.rho, s.mechanism, pickle.dumps(s), os.getpid(),
                   time.time()) for s in spends])
-    else:
+    else:  # the variable append_if writes: the list of the records' pickles
         import distributed
 
-        distributed.Variable(acc._ledger.name, client=client).set(pickle.dumps(spends))
+        distributed.Variable(acc._ledger.name, client=client).set(
+            pickle.dumps([pickle.dumps(s) for s in spends]))
     return acc
 
 

@@ -7,14 +7,25 @@ spans machines. This ledger keeps its records in the scheduler, in a
 task carries only those names and the scheduler's address: a worker never
 holds the records, it asks the scheduler, through its own client, under the
 lock. A spend, once the scheduler has it, survives the worker that made it.
+
+The variable holds the list of the records' pickles, each pickled once: a
+process unpickles only the records it has not read before (it keeps those it
+has, by ledger; a ledger only grows), and an append adds one pickle.
 """
 
+import collections
 import pickle
+import threading
 import uuid
 
 __all__ = []
 
 _PREFIX = "sklearn-labeldp-ledger-"
+
+# The records this process has unpickled, by ledger name, the most recently used last.
+_DECODED = collections.OrderedDict()
+_DECODED_LOCK = threading.Lock()
+_DECODED_LEDGERS = 32
 
 
 def _distributed():
@@ -80,8 +91,21 @@ class _DaskLedger:
             ) from exc
         return pickle.loads(blob)
 
+    def _decode(self, pickles):
+        """The records of ``pickles`` (the ledger's), unpickling only those not read before."""
+        with _DECODED_LOCK:
+            known = _DECODED.get(self.name, ())
+        records = (*known, *(pickle.loads(blob) for blob in pickles[len(known):]))
+        with _DECODED_LOCK:
+            if len(_DECODED.get(self.name, ())) <= len(records):
+                _DECODED[self.name] = records
+            _DECODED.move_to_end(self.name)
+            while len(_DECODED) > _DECODED_LEDGERS:
+                _DECODED.popitem(last=False)
+        return list(records)
+
     def records(self):
-        return self._load(self._client())
+        return self._decode(self._load(self._client()))
 
     def rows(self):
         return [(s.epsilon, s.delta, s.rho) for s in self.records()]
@@ -96,9 +120,10 @@ class _DaskLedger:
                 f"{self.timeout} s waiting for its lock (nothing was recorded)."
             )
         try:
-            records = self._load(client)
-            check(records)
-            blob = pickle.dumps([*records, spend], protocol=pickle.HIGHEST_PROTOCOL)
+            pickles = self._load(client)
+            check(self._decode(pickles))
+            added = pickle.dumps(spend, protocol=pickle.HIGHEST_PROTOCOL)
+            blob = pickle.dumps([*pickles, added], protocol=pickle.HIGHEST_PROTOCOL)
             self._variable(client).set(blob)
         finally:
             lock.release()

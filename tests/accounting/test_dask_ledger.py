@@ -166,3 +166,14 @@ def test_a_worker_keeps_the_composition_between_tasks(client):
                      .result() for _ in range(2))
     assert first[0] == second[0] and (first[1], second[1]) == (0, 19)
     assert first[2] == second[2] == acc.total(slack=1e-6).epsilon
+
+
+def test_a_process_unpickles_each_scheduler_record_once(client):
+    acc = BudgetAccountant(client=client)
+    client.gather(client.map(_spend, [acc] * 4, [0.25] * 4, pure=False))
+    first = acc.spends
+    acc.spend(0.25)
+    again = acc.spends
+    # The records read before are the same objects: only the new one was unpickled.
+    assert len(again) == 5 and all(a is b for a, b in zip(first, again, strict=False))
+    assert acc.total().epsilon == pytest.approx(1.25)
