@@ -21,6 +21,19 @@ map (their Section 3.2 and Appendix C). The coefficients are then smoothed
 towards the uniform weights, ``a~ = lambda a + (1 - lambda) / (n2 K)``
 (their Section 3.3, ``lambda = 0.75``), and the step uses ``G a~``.
 
+Where the paper leaves a choice open. Its pseudocode (Appendix C) projects
+onto the unclipped per-class gradients, while its analysis (Lemma 4) assumes
+every one has norm at most ``C``; the columns here are clipped to DP-SGD's
+``max_grad_norm`` by default (``clip_per_class``), so that the clipped batch
+mean that DP-SGD noises lies in the hull. The step size ``eta`` was tuned on
+``{0.01, 0.02, 0.05}`` for their networks, but its scale depends on ``||G||``
+(0.02 makes the iterates oscillate for softmax regression on the digits):
+the default is ``1 / (2 ||G||_2^2)``, from 20 power iterations. The start
+``a_0`` is the uniform weights, the alternative batch is drawn uniformly
+without replacement from all training rows (it may overlap DP-SGD's batch),
+its size, which the paper does not report, defaults to DP-SGD's expected
+batch size, and its gradients are taken in evaluation mode (no dropout).
+
 References
 ----------
 .. [1] B. Ghazi, Y. Huang, P. Kamath, R. Kumar, P. Manurangsi, C. Zhang.

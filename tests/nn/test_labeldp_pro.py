@@ -312,3 +312,24 @@ def test_bad_parameters_raise_before_the_charge(params, match):
     with pytest.raises(ValueError, match=match):
         clf.fit(X, y)
     assert not accountant.spends
+
+
+def test_the_optimizer_steps_with_the_denoised_gradient(monkeypatch):
+    # A denoiser that returns 0 leaves the network where it started: the step
+    # reads the replaced .grad, not Opacus's noisy average.
+    def zero(self, params):
+        for p in params:
+            p.grad = torch.zeros_like(p)
+
+    monkeypatch.setattr(AltConvDenoiser, "__call__", zero)
+    X, y = _digits()
+    untrained = _classifier()
+    untrained.estimator.set_params(lr=0.0)
+    untrained.fit(X, y)
+    zeroed = _classifier("alt_conv").fit(X, y)
+    trained = _classifier().fit(X, y)
+    start = list(untrained.estimator_.module_.parameters())
+    for p, q in zip(start, zeroed.estimator_.module_.parameters(), strict=True):
+        torch.testing.assert_close(p, q, rtol=0, atol=0)
+    assert not all(torch.equal(p, q) for p, q in zip(
+        start, trained.estimator_.module_.parameters(), strict=True))
