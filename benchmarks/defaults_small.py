@@ -33,6 +33,13 @@ Each table is a median over ``--seeds`` (default 9) splits of 70/30
   grid of ``C`` from 1e-4 to 1, on the ``linear-small`` sets at eps 0.5,
   1, 2, 4 (medians and means; the means are steadier on the blobs, whose
   centres change with the split);
+- ``rr-ridge``: :class:`~sklearn_labeldp.linear_model.DPLogisticRegression`
+  with only ``epsilon`` set against its former default (the solver rule
+  that took objective perturbation past an inflation of 10, and the ridge
+  ``d (rho - 1) / (27 n)``), objective perturbation and the best ``C`` of
+  the randomized labels (an oracle), on data of 105 to 2,100 training rows
+  and 4 to 784 features at eps 0.5 to 4 (means; the Fashion-MNIST rows need
+  its files, ``--data-home``);
 - ``alibi-reduction``: :class:`~sklearn_labeldp.ALIBIClassifier` with its
   default base against a ``KNeighborsClassifier`` of the same ``n_neighbors``
   and ``LinearDiscriminantAnalysis`` (neither takes ``sample_weight``), the
@@ -46,6 +53,7 @@ Usage::
     python benchmarks/defaults_small.py alibi-reduction
     python benchmarks/defaults_small.py linear-small
     python benchmarks/defaults_small.py newton-small --seeds 30
+    python benchmarks/defaults_small.py rr-ridge --data-home .fmnist
 
 Each prints one Markdown table (a few minutes on 2 cores each).
 """
@@ -83,7 +91,10 @@ from sklearn_labeldp.linear_model import (
     DPLinearSVC,
     DPLogisticRegression,
 )
+from sklearn_labeldp.linear_model._losses import LogisticLoss
+from sklearn_labeldp.linear_model._perturbed_erm import perturbation_noise_share
 from sklearn_labeldp.linear_model._solvers import SOLVERS
+from sklearn_labeldp.mechanisms._randomized_response import rr_vote_inflation
 
 CLASSIFICATION = {
     "digits": lambda seed: load_digits(return_X_y=True),
@@ -280,6 +291,92 @@ def linear_small(seeds):
             "DPLinearSVC", "its grid", "solver_"], rows)
 
 
+def _fashion_subset(n_train, data_home):
+    """``n_train / 0.7`` Fashion-MNIST training images per seed (None without the files)."""
+    from sklearn_labeldp.datasets import load_fashion_mnist
+
+    try:
+        X, y = load_fashion_mnist(data_home, subset="train", return_X_y=True)
+    except (OSError, ValueError):
+        return None
+    X = X.reshape(len(X), -1).astype(np.float64) / 255.0
+
+    def load(seed):
+        rows = np.random.default_rng(1000 + seed).permutation(len(y))[:round(n_train / 0.7)]
+        return X[rows], y[rows]
+
+    return load
+
+
+# Rows and features from 105 x 4 to 2,100 x 784, K 2 to 10: name -> seed -> (X, y).
+MANY_FEATURES = {
+    "digits": lambda seed: load_digits(return_X_y=True),
+    "wine": lambda seed: load_wine(return_X_y=True),
+    "iris": lambda seed: load_iris(return_X_y=True),
+    "breast cancer": lambda seed: load_breast_cancer(return_X_y=True),
+    "synthetic K=5 d=20": lambda seed: make_classification(
+        1000, 20, n_informative=10, n_classes=5, n_clusters_per_class=1, random_state=50 + seed),
+    "synthetic K=10 d=40": lambda seed: make_classification(
+        3000, 40, n_informative=20, n_classes=10, n_clusters_per_class=1,
+        random_state=70 + seed),
+    "synthetic K=3 d=60": lambda seed: make_classification(
+        600, 60, n_informative=15, n_classes=3, n_clusters_per_class=2, random_state=80 + seed),
+    "synthetic K=2 d=100": lambda seed: make_classification(
+        2000, 100, n_informative=20, n_classes=2, random_state=90 + seed),
+}
+RR_GRID_C = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+
+
+def _former_default(eps, n, d, n_classes):
+    """The solver and C of ``DPLogisticRegression()`` before version 0.1's change."""
+    rho = rr_vote_inflation(eps, n_classes)
+    share = perturbation_noise_share(epsilon=eps, n_samples=n, n_classes=n_classes,
+                                     n_features=d, loss=LogisticLoss(), privacy="label")
+    if rho > 10 or math.sqrt((rho - 1) / n) > 2 * share:
+        return {"solver": "objective"}
+    reg = d * (rho - 1) / (27 * n) + 1 / (200 * n)
+    return {"solver": "randomized_response", "C": 1 / (2 * reg * n)}
+
+
+def rr_ridge(seeds, data_home=None):
+    sets = dict(MANY_FEATURES)
+    fashion = _fashion_subset(2000, data_home)
+    if fashion is not None:
+        sets["Fashion-MNIST 2,000"] = fashion
+    rows = []
+    for name, load in sets.items():
+        for eps in (0.5, 1.0, 2.0, 4.0):
+            scores, solvers = {}, []
+            for seed in range(seeds):
+                X_train, X_test, y_train, y_test = _split(*load(seed), seed, True)
+                classes = list(np.unique(y_train))
+                kw = dict(epsilon=eps, classes=classes, random_state=seed,
+                          accountant=_unlimited())
+                n, d = X_train.shape[0], X_train.shape[1] + 1
+                models = {"default": DPLogisticRegression(**kw),
+                          "former": DPLogisticRegression(
+                              **_former_default(eps, n, d, len(classes)), **kw),
+                          "objective": DPLogisticRegression(solver="objective", **kw)}
+                for C in RR_GRID_C:
+                    models[C] = DPLogisticRegression(solver="randomized_response", C=C, **kw)
+                for key, model in models.items():
+                    scores.setdefault(key, []).append(
+                        model.fit(X_train, y_train).score(X_test, y_test))
+                solvers.append(models["default"].solver_)
+            best = max(RR_GRID_C, key=lambda C: np.mean(scores[C]))
+            rows.append([name, f"{len(y_train)} x {X_train.shape[1]}, K={len(classes)}",
+                         f"{eps:g}",
+                         *(f"{np.mean(scores[k]):.3f}" for k in ("former", "default")),
+                         max(set(solvers), key=solvers.count).replace(
+                             "randomized_response", "RR"),
+                         f"{np.mean(scores['objective']):.3f}",
+                         f"{np.mean(scores[best]):.3f} (C={best:g})"])
+    _table("DPLogisticRegression() under label DP, pure: the former and the present solver "
+           "rule and ridge (test accuracy, mean over the splits)",
+           ["data", "train rows x features", "eps", "former default", "default", "solver_",
+            "objective perturbation", "randomized labels, best C (oracle)"], rows)
+
+
 NEWTON_GRID_C = (1e-4, 1e-3, 1e-2, 0.1, 1.0)
 
 
@@ -319,17 +416,20 @@ def newton_small(seeds):
 
 TABLES = {"perturbation": perturbation, "prior-share": prior_share,
           "alibi-reduction": alibi_reduction, "linear-small": linear_small,
-          "newton-small": newton_small}
+          "newton-small": newton_small, "rr-ridge": rr_ridge}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("table", choices=list(TABLES))
     parser.add_argument("--seeds", type=int, default=9)
+    parser.add_argument("--data-home", default=None,
+                        help="Fashion-MNIST's IDX files, for rr-ridge")
     args = parser.parse_args(argv)
+    options = {"data_home": args.data_home} if args.table == "rr-ridge" else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        TABLES[args.table](args.seeds)
+        TABLES[args.table](args.seeds, **options)
 
 
 if __name__ == "__main__":

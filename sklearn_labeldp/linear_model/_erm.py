@@ -56,18 +56,20 @@ class DPLogisticRegression(_BasePrivateERM):
     pairs; see each solver below.
 
     - ``"auto"`` (the default): resolved from public quantities only and
-      reported as ``solver_``: ``"randomized_response"`` under label DP while
-      randomized response inflates a label's variance by at most 10
-      (``epsilon >= 0.66`` for two classes, ``0.77`` for three, ``1.2`` for
-      ten), else ``"objective"`` (``"newton"`` for a dask ``X`` with ``delta >
-      0``). On 105-1797 rows (9 splits) randomizing the labels was ahead or
-      level wherever it inflates the variance by up to 6 (up to 16 points on
-      105-178 rows at epsilon 2 to 8) and objective perturbation ahead from
-      15 (the digits at epsilon 1, 0.84 against 0.60). Objective perturbation
-      is also taken where the randomized labels' noise in the mean gradient,
-      about ``sqrt((rho - 1) / n)`` with ``rho`` that inflation, exceeds twice
-      objective perturbation's, ``d / (n eps_problem)``: few features for the
-      rows (the iris at epsilon 1: 0.819 against 0.758, 30 splits).
+      reported as ``solver_``: under label DP, ``"randomized_response"``
+      unless the randomized labels' noise in the mean gradient, about
+      ``sqrt((rho - 1) / n)`` with ``rho`` the factor by which randomized
+      response inflates a label's variance, exceeds ``r`` times objective
+      perturbation's, ``d / (n eps_problem)`` (few features for the rows),
+      with ``r = 2`` while ``rho <= 10`` (``epsilon >= 0.66`` for two classes,
+      ``0.77`` for three, ``1.2`` for ten) and 1 beyond; then ``"objective"``
+      (``"newton"`` for a dask ``X`` with ``delta > 0``). On 30 splits of
+      105-200 rows the factor 2 picked the better solver or one within 0.8
+      points (the iris at epsilon 1: 0.819 against 0.758); beyond ``rho =
+      10`` it keeps objective perturbation on the digits and breast cancer at
+      epsilon 0.5 and takes the randomized labels on 2,000 Fashion-MNIST
+      images at epsilon 1 (0.593 against 0.257, 9 splits), see
+      :func:`~sklearn_labeldp.linear_model._randomized_labels.auto_solver`.
     - ``"randomized_response"``: label DP only. The labels are randomized
       once by K-ary randomized response (Warner 1965: kept with probability
       ``e^eps / (e^eps + K - 1)``, else a uniform other class), pure
@@ -220,7 +222,7 @@ class DPLogisticRegression(_BasePrivateERM):
         Inverse regularisation strength, scikit-learn's: ``Lambda = 1 / (2 C
         n)`` on the mapped rows, ``1 / (C n)`` without intercept. ``"auto"``,
         resolved from public quantities only and reported as ``C_``: for
-        ``"randomized_response"`` ``Lambda = d (rho - 1) / (27 n) + 1 / (200
+        ``"randomized_response"`` ``Lambda = (rho - 1) / (3 n) + 1 / (200
         n)``, with ``rho`` the factor by which randomized response inflates a
         label's variance (the ridge of noisy labels, plus ``C = 100`` for clean
         ones); for ``"newton"`` and ``"fc"`` the ``Lambda = (1/4) sqrt(d / 2) sigma`` of
@@ -589,7 +591,7 @@ class DPLinearSVC(_BasePrivateERM):
         (``C_``), with ``nu = d g / (n eps_problem)``: ``Lambda = nu`` (output);
         objective ``nu / sqrt(d)``, or ``min(nu, 2 / K) / (1 - h)`` once ``nu
         > 1 / K`` (``huber_objective_regularization``); randomized response
-        ``Lambda = d (rho - 1) / (27 n) + 1 / (200 n)`` as for
+        ``Lambda = (rho - 1) / (3 n) + 1 / (200 n)`` as for
         :class:`DPLogisticRegression`.
     huber_width : float, default=0.5
         ``h`` > 0.

@@ -15,6 +15,7 @@ from sklearn_labeldp.linear_model import DPLinearSVC, DPLogisticRegression
 from sklearn_labeldp.linear_model._erm_base import _feature_map
 from sklearn_labeldp.linear_model._losses import HuberHingeLoss, LogisticLoss
 from sklearn_labeldp.linear_model._minimise import minimise
+from sklearn_labeldp.linear_model._perturbed_erm import perturbation_noise_share
 from sklearn_labeldp.linear_model._randomized_labels import (
     AUTO_SOLVER_MAX_CHANGED,
     AUTO_SOLVER_MAX_INFLATION,
@@ -159,6 +160,42 @@ def test_auto_solver_compares_the_two_noises_for_the_logistic_loss():
         X, y).solver_ == "randomized_response"
 
 
+def test_beyond_a_tenfold_inflation_the_two_noises_must_be_at_most_equal():
+    # Past rho = 10 the randomized labels are taken only while their noise in the mean
+    # gradient is at most objective perturbation's (factor 1, not 2).
+    kw = dict(delta=0.0, privacy="label", loss=LogisticLoss(), n_classes=10)
+    loss = LogisticLoss()
+
+    def noises(epsilon, n, d):
+        rho = rr_vote_inflation(epsilon, 10)
+        share = perturbation_noise_share(epsilon=epsilon, n_samples=n, n_classes=10,
+                                         n_features=d, loss=loss, privacy="label")
+        return rho, math.sqrt((rho - 1) / n), share
+
+    # 2,000 Fashion-MNIST-sized rows (785 mapped features) at eps 1: randomized labels.
+    rho, labels, share = noises(1.0, 2000, 785)
+    assert rho > AUTO_SOLVER_MAX_INFLATION and labels < share
+    assert auto_solver(epsilon=1.0, n_samples=2000, n_features=785, **kw) == (
+        "randomized_response")
+    # The digits' shape (1,257 rows, 65) at eps 1: the label noise is between one and two
+    # times objective perturbation's, which the factor 2 below rho = 10 would accept.
+    rho, labels, share = noises(1.0, 1257, 65)
+    assert rho > AUTO_SOLVER_MAX_INFLATION and share < labels < AUTO_SOLVER_NOISE_RATIO * share
+    assert auto_solver(epsilon=1.0, n_samples=1257, n_features=65, **kw) == "objective"
+
+
+def test_the_ridge_of_randomized_labels_does_not_grow_with_the_dimension():
+    # (rho - 1) / (3 n) + 1 / (200 n): the mapped dimension cancels against the norm of a
+    # separating predictor on rows spread over it.
+    rho = rr_vote_inflation(1.0, 10)
+    reg = randomized_response_regularization(epsilon=1.0, n_samples=2000, n_classes=10)
+    assert reg == pytest.approx((rho - 1) / (3 * 2000) + 1 / (200 * 2000))
+    fits = [DPLogisticRegression(epsilon=1.0, solver="randomized_response", classes=range(3),
+                                 random_state=0).fit(X, np.arange(120) % 3)
+            for X in (np.random.default_rng(0).normal(size=(120, d)) for d in (3, 40))]
+    assert fits[0].C_ == fits[1].C_
+
+
 def test_the_hinge_randomizes_labels_only_while_few_are_expected_to_change():
     # n (1 - p) <= 1000: at eps 1 with two classes 26.9% of the labels change.
     kw = dict(epsilon=1.0, delta=0.0, n_classes=2, privacy="label", loss=HuberHingeLoss(0.5))
@@ -180,8 +217,7 @@ def test_auto_is_resolved_from_public_quantities_and_recorded():
         assert len({fit.C_ for fit in fits}) == 1
         assert fits[0].mechanism_params_["C"] == fits[0].C_
     default = DPLogisticRegression(epsilon=4.0, classes=[0, 1, 2]).fit(X, y)
-    reg = randomized_response_regularization(epsilon=4.0, n_samples=150, n_classes=3,
-                                             n_features=5)
+    reg = randomized_response_regularization(epsilon=4.0, n_samples=150, n_classes=3)
     assert default.C_ == pytest.approx(1 / (2 * reg * 150))
     assert default.mechanism_params_["regularization"] == pytest.approx(reg)
 
