@@ -24,9 +24,16 @@ closed form) is a vectorised sweep. The equality rows are written as first
 differences across the sorted values, so a window's column has at most six
 nonzeros. The program stops when no window's reduced cost is below
 ``-1e-7`` of the objective, which bounds the gap to the optimum over windows
-by as much (the weights sum to at most 1). Every channel it builds is exactly
-eps-DP by construction (each column is ``f`` or ``e^eps f``); the repair below
-only absorbs the rounding of the row sums.
+by as much (the weights sum to at most 1). A grid of more than 64 values
+is first solved on one half as fine (its values evenly spread by index, each
+value's probability split between its two neighbours there), recursively,
+and the fine program starts from that solution: its windows lifted to the
+fine grid (the coarse channel interpolated is a mixture of them), and the
+windows of least reduced cost under its duals interpolated. The pricing
+stays exact over all windows, so the start changes the time, not the
+optimum. Every channel it builds is exactly eps-DP by construction (each
+column is ``f`` or ``e^eps f``); the repair below only absorbs the rounding
+of the row sums.
 
 A label between two points of the input grid is first rounded at random to
 one of them, with the probabilities that keep its mean: a mixture of two rows
@@ -59,6 +66,10 @@ __all__ = ["unbiased_randomizer", "unbiased_randomizer_distribution"]
 # to about this (in units of the label range); the repair below makes the
 # ratio exact, and the bias stays of this order.
 _LP_TOLERANCE = 1e-10
+# The master problem's optimality (reduced costs of its own columns) needs less:
+# the stopping rule below prices every window exactly, whatever the tolerance,
+# and a looser one saves 15-25% of the simplex time (objectives equal to 2e-9).
+_DUAL_TOLERANCE = 1e-8
 # The repair's mixing weight is taken this much above the least one that works,
 # so that the rounding of the mixture itself cannot undo it.
 _REPAIR_SAFETY = 1e-9
@@ -70,6 +81,13 @@ _GAP = 1e-7
 _ADDED_PER_VALUE = 2
 _KEPT_REDUCED_COST = 0.1
 _MAX_ROUNDS = 2000
+# Grids of more than _COARSEST values are first solved on one _COARSENING times
+# coarser (recursively); the fine program starts from the coarse windows lifted
+# to the fine grid and from the _SEEDED_PER_VALUE windows per value of least
+# reduced cost under the coarse duals, interpolated (benchmarks/unbiased.py).
+_COARSEST = 64
+_COARSENING = 2
+_SEEDED_PER_VALUE = 6
 
 
 def _window_sums(coefficients, e, starts, ends):
@@ -111,8 +129,10 @@ def _window_columns(n, e, starts, ends, outputs):
                          shape=(2 * n, k.size))
 
 
-def _price(values, probabilities, duals, e, windows, count):
-    """The ``count`` windows of most negative reduced cost, each with its best output.
+def _price(values, probabilities, duals, e, windows, count, negative_only=True):
+    """The ``count`` windows of least reduced cost, each with its best output.
+
+    Only those of negative reduced cost unless ``negative_only`` is False.
 
     With ``alpha`` and ``beta`` the duals of the row sums and means (in the
     original rows), a window's reduced cost at output ``o`` is ``sum_i w_i
@@ -129,7 +149,8 @@ def _price(values, probabilities, duals, e, windows, count):
     reduced = c + 0.5 * b * outputs
     count = min(count, reduced.size)
     chosen = np.argpartition(reduced, count - 1)[:count]
-    chosen = chosen[reduced[chosen] < 0]
+    if negative_only:
+        chosen = chosen[reduced[chosen] < 0]
     return float(reduced.min()), starts[chosen], ends[chosen], outputs[chosen]
 
 
@@ -145,7 +166,7 @@ class _Master:
         self.model = highspy.Highs()
         self.model.setOptionValue("output_flag", False)
         self.model.setOptionValue("primal_feasibility_tolerance", _LP_TOLERANCE)
-        self.model.setOptionValue("dual_feasibility_tolerance", _LP_TOLERANCE)
+        self.model.setOptionValue("dual_feasibility_tolerance", _DUAL_TOLERANCE)
         # Primal simplex: added columns keep the basis primal feasible, so each
         # round continues from it (half the time of HiGHS's default choice at 100
         # values, 6.0 s against 9.5 s at 1,000; benchmarks/unbiased.py).
@@ -192,6 +213,106 @@ class _Master:
                                                     self.outputs[keep])
 
 
+def _coarse_grid(values, probabilities, size):
+    """``size`` of the values, evenly spread by index, ends kept, carrying all the mass.
+
+    Each value's probability is split between the two coarse values around
+    it in the proportions that keep its mean, so the coarse prior has the
+    same mean and nearly the same spread as the fine one.
+    """
+    coarse = values[np.unique(np.round(np.linspace(0, values.size - 1, size)).astype(np.intp))]
+    below = np.clip(np.searchsorted(coarse, values, side="right") - 1, 0, coarse.size - 2)
+    share = (values - coarse[below]) / (coarse[below + 1] - coarse[below])
+    masses = (np.bincount(below, probabilities * (1.0 - share), coarse.size)
+              + np.bincount(below + 1, probabilities * share, coarse.size))
+    return coarse, masses
+
+
+def _refined_duals(coarse, duals, values):
+    """Duals of the differenced rows on a coarse grid, interpolated onto a finer one.
+
+    Row ``k >= 1`` of each half is the balance at the boundary between values
+    ``k - 1`` and ``k`` (a window starting there minus one ending before),
+    so its dual is a potential placed at the boundary's midpoint; the one
+    after the last value is 0 and row 0's dual (the first row sum, or mean,
+    which every column enters) is kept.
+    """
+    m = coarse.size
+    nodes = np.append((coarse[:-1] + coarse[1:]) / 2, coarse[-1])
+    fine = (values[:-1] + values[1:]) / 2
+    return np.concatenate([np.concatenate([half[:1],
+                                           np.interp(fine, nodes, np.append(half[1:], 0.0))])
+                           for half in (duals[:m], duals[m:])])
+
+
+def _lifted_windows(coarse, values, starts, ends, outputs):
+    """The coarse solution's windows on the fine grid, each at its coarse output.
+
+    A fine value between two coarse ones is, in the coarse channel
+    interpolated, inside a window with a probability between 0 and 1, so the
+    interpolated channel is a mixture of fine windows whose edges fall among
+    the fine values around the coarse edges: all of those are returned (a
+    few per coarse window). The fine master problem then holds a channel
+    about as good as the coarse optimum from its first solve.
+    """
+    n, m = values.size, coarse.size
+    position = np.searchsorted(values, coarse)
+    lowest = np.where(starts > 0, position[np.maximum(starts - 1, 0)] + 1, 0)
+    highest = np.where(ends < m - 1, position[np.minimum(ends + 1, m - 1)] - 1, n - 1)
+    first, last = position[starts], position[ends]
+    step = np.arange(int(max((first - lowest).max(), (highest - last).max())) + 1)
+    a = (lowest[:, None] + step)[:, :, None]
+    b = (last[:, None] + step)[:, None, :]
+    keep = (a <= first[:, None, None]) & (b <= highest[:, None, None]) & (a <= b)
+    a, b, o = (np.broadcast_to(x, keep.shape)[keep] for x in (a, b, outputs[:, None, None]))
+    _, unique = np.unique(a * n + b, return_index=True)
+    return a[unique], b[unique], o[unique]
+
+
+def _optimal_windows(values, probabilities, e):
+    """Column generation over windows: the used windows, outputs and weights, the final
+    duals, and the gap left if it stopped at ``_MAX_ROUNDS`` (else None).
+
+    A grid of more than ``_COARSEST`` values is first solved on
+    ``_coarse_grid`` (recursively), and the fine master problem starts from
+    the coarse windows lifted (``_lifted_windows``) and the windows of least
+    reduced cost under the coarse duals, interpolated (``_refined_duals``):
+    the optimal windows and outputs change smoothly with the grid, so these
+    are close to the optimal ones and few pricing rounds remain.
+    """
+    n = values.size
+    w = 1.0 / (e - 1.0)
+    every = np.arange(n)
+    windows = np.triu_indices(n)
+    master = _Master(values, probabilities, e)
+    master.add(np.concatenate([np.zeros(n, dtype=np.intp), every]),
+               np.concatenate([every, np.full(n, n - 1)]),
+               np.concatenate([np.full(n, -w), np.full(n, 1.0 + w)]))
+    if n > _COARSEST:
+        coarse, masses = _coarse_grid(values, probabilities,
+                                      max(_COARSEST, -(-n // _COARSENING)))
+        c_starts, c_ends, c_outputs, _, c_duals, _ = _optimal_windows(coarse, masses, e)
+        duals = _refined_duals(coarse, c_duals, values)
+        master.add(*_price(values, probabilities, duals, e, windows, _SEEDED_PER_VALUE * n,
+                           negative_only=False)[1:])
+        master.add(*_lifted_windows(coarse, values, c_starts, c_ends, c_outputs))
+    for _ in range(_MAX_ROUNDS):
+        weights, duals, reduced, objective = master.solve()
+        best, starts, ends, outputs = _price(values, probabilities, duals, e, windows,
+                                             _ADDED_PER_VALUE * n)
+        if best >= -_GAP * max(1.0, abs(objective)):
+            gap = None
+            break
+        master.drop((weights <= 0) & (reduced > _KEPT_REDUCED_COST * -best))
+        master.add(starts, ends, outputs)
+    else:  # pragma: no cover - a few dozen rounds in practice
+        gap = -best
+        weights, duals = master.solve()[:2]
+    used = weights > 0
+    return (master.starts[used], master.ends[used], master.outputs[used], weights[used], duals,
+            gap)
+
+
 @functools.lru_cache(maxsize=32)
 def _solve(epsilon, values, probabilities):
     """The least-variance unbiased eps-DP channel on a unit-range grid, and its repair.
@@ -200,43 +321,29 @@ def _solve(epsilon, values, probabilities):
     windows (see the module's docstring), started from the windows that hold
     debiased binary randomized response (prefixes released at ``-w``,
     suffixes at ``1 + w``, ``w = 1 / (e^eps - 1)``), so the first master
-    problem is feasible. Cached: the arguments are public numbers, and a fit
-    on the same grid and prior solves the same program.
+    problem is feasible, and on a large grid from the windows a coarser
+    grid's solution points to. Cached: the arguments are public numbers, and
+    a fit on the same grid and prior solves the same program.
 
     Returns the outputs (ascending, shifted by the repair), the exact law and
     its expected squared error, unit range.
     """
     values = np.asarray(values)
     probabilities = np.asarray(probabilities)
-    n, e = values.size, math.exp(epsilon)
-    w = 1.0 / math.expm1(epsilon)
-    every = np.arange(n)
-    master = _Master(values, probabilities, e)
-    master.add(np.concatenate([np.zeros(n, dtype=np.intp), every]),
-               np.concatenate([every, np.full(n, n - 1)]),
-               np.concatenate([np.full(n, -w), np.full(n, 1.0 + w)]))
-    windows = np.triu_indices(n)
-    for _ in range(_MAX_ROUNDS):
-        weights, duals, reduced, objective = master.solve()
-        best, starts, ends, outputs = _price(values, probabilities, duals, e, windows,
-                                             _ADDED_PER_VALUE * n)
-        if best >= -_GAP * max(1.0, abs(objective)):
-            break
-        master.drop((weights <= 0) & (reduced > _KEPT_REDUCED_COST * -best))
-        master.add(starts, ends, outputs)
-    else:  # pragma: no cover - a few dozen rounds in practice
+    e = math.exp(epsilon)
+    starts, ends, outputs, weights, _, gap = _optimal_windows(values, probabilities, e)
+    if gap is not None:  # pragma: no cover - a few dozen rounds in practice
         warnings.warn(f"the unbiased randomizer's column generation stopped after "
-                      f"{_MAX_ROUNDS} rounds, {-best:.2g} from its bound; the channel is "
+                      f"{_MAX_ROUNDS} rounds, {gap:.2g} from its bound; the channel is "
                       "eps-DP and unbiased but may not have the least variance",
                       ConvergenceWarning, stacklevel=4)
-        weights = master.solve()[0]
-    used = weights > 0
-    order = np.argsort(master.outputs[used], kind="stable")
-    starts, ends = master.starts[used][order], master.ends[used][order]
+    order = np.argsort(outputs, kind="stable")
+    starts, ends = starts[order], ends[order]
+    every = np.arange(values.size)
     inside = (every[:, None] >= starts[None, :]) & (every[:, None] <= ends[None, :])
-    law = weights[used][order][None, :] * np.where(inside, e, 1.0)
+    law = weights[order][None, :] * np.where(inside, e, 1.0)
     law /= law.sum(axis=1, keepdims=True)
-    law, outputs = _repair(law, master.outputs[used][order], epsilon)
+    law, outputs = _repair(law, outputs[order], epsilon)
     law.setflags(write=False)
     outputs.setflags(write=False)
     error = float(probabilities @ (law * (outputs[None, :] - values[:, None]) ** 2).sum(axis=1))
@@ -301,8 +408,9 @@ def unbiased_randomizer_distribution(*, epsilon, prior, label_range):
     :mod:`sklearn_labeldp.mechanisms._unbiased`), to within ``1e-7`` of the
     optimum over such channels. Badanidiyuru et al. show an optimum with at
     most ``2 |Y|`` outputs; the law here has at most that many. A hundred
-    values take 0.02 to 0.25 seconds (more at large epsilon, where the
-    windows are narrow), a thousand 6 seconds to 2 minutes.
+    values take 0.03 to 0.3 seconds (more at large epsilon, where the
+    windows are narrow), a thousand about 1 to 30 seconds
+    (``benchmarks/unbiased.py``).
     Solutions are cached by their (public) arguments.
 
     Every column of the program's channel is ``f`` or ``e^eps f``, so it is

@@ -17,11 +17,12 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from sklearn_labeldp.mechanisms import (
+    _unbiased,
     rr_on_bins_distribution,
     unbiased_randomizer,
     unbiased_randomizer_distribution,
 )
-from sklearn_labeldp.mechanisms._unbiased import _repair
+from sklearn_labeldp.mechanisms._unbiased import _coarse_grid, _repair
 
 RANGE = (0.0, 3.0)
 PRIOR = ([0.0, 0.5, 1.0, 2.0, 3.0], [0.3, 0.25, 0.2, 0.15, 0.1])
@@ -114,6 +115,35 @@ def test_hundred_values_exact_and_few_outputs(epsilon):
     bins = squared_error(prior, *rr_on_bins_distribution(epsilon=epsilon, prior=prior,
                                                          label_range=(-1.0, 4.0)))
     assert squared_error(prior, outputs, law) > bins
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 6.0])
+def test_coarse_start_reaches_the_cold_optimum(epsilon, monkeypatch):
+    # Above _COARSEST values the program starts from a coarser grid's solution;
+    # the exact pricing still certifies the fine optimum, so the cold start agrees.
+    values = np.linspace(0.0, 1.0, 150)
+    probabilities = np.random.default_rng(5).dirichlet(np.full(values.size, 0.5))
+    arguments = (epsilon, tuple(values), tuple(probabilities))
+    _unbiased._solve.cache_clear()
+    outputs, law, error = _unbiased._solve(*arguments)
+    assert (law.max(axis=0) <= math.exp(epsilon) * law.min(axis=0)).all()
+    assert_allclose(law @ outputs, values, atol=1e-6)
+    assert outputs.size <= 2 * values.size
+    monkeypatch.setattr(_unbiased, "_COARSEST", math.inf)
+    _unbiased._solve.cache_clear()
+    cold = _unbiased._solve(*arguments)[2]
+    _unbiased._solve.cache_clear()
+    assert error == pytest.approx(cold, rel=1e-6)
+
+
+def test_coarse_grid_keeps_the_mass_and_the_mean():
+    values = np.sort(np.random.default_rng(0).random(101))
+    probabilities = np.random.default_rng(1).dirichlet(np.ones(values.size))
+    coarse, masses = _coarse_grid(values, probabilities, 26)
+    assert coarse.size == 26 and coarse[0] == values[0] and coarse[-1] == values[-1]
+    assert np.isin(coarse, values).all() and (masses >= 0).all()
+    assert masses.sum() == pytest.approx(1.0)
+    assert masses @ coarse == pytest.approx(probabilities @ values)
 
 
 def test_repair_restores_an_exact_ratio_of_a_violating_law():
