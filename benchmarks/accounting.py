@@ -248,12 +248,12 @@ def description_rows():
     """
     from sklearn_labeldp.accounting import (
         PrivacySpend,
-        approx_dp_to_zcdp,
         calibrate_gaussian_sigma,
         gaussian_epsilon,
         gaussian_sigma_for_approx_dp,
     )
     from sklearn_labeldp.linear_model import DPLeastSquaresClassifier
+    from sklearn_labeldp.mechanisms import gaussian_label_sigma
 
     dpa = _dpa()
     pld = dpa.pld.privacy_loss_distribution
@@ -282,7 +282,7 @@ def description_rows():
     # Gaussian mechanisms: before, zCDP-calibrated records composed by the sum.
     for formulation in ("weighted", "ridge"):
         clf = DPLeastSquaresClassifier(epsilon=eps, delta=FIT_DELTA, formulation=formulation)
-        s, mu, _ = clf._noise_multiplier()
+        s, mu, _ = clf._noise_multiplier(formulation)
         root = mu * s  # sqrt(W): the releases' label-change weight
         s_old = gaussian_sigma_for_approx_dp(eps, FIT_DELTA, sensitivity=root)
         spend = PrivacySpend.leaf("DP least squares", eps, FIT_DELTA, description=("gaussian", mu))
@@ -294,10 +294,15 @@ def description_rows():
                               description=("gaussian", math.sqrt(2) / sigma))
     rows.append(("ALIBI, Gaussian one-hot (exact calibration)", N_FITS * eps, _tight(spend),
                  gaussian_epsilon(math.sqrt(N_FITS * 2) / sigma, total_delta), sigma_old / sigma))
-    mu = math.sqrt(2 * approx_dp_to_zcdp(eps, FIT_DELTA))  # NoisyLabelRegressor's zCDP noise
-    spend = PrivacySpend.leaf("Gaussian label noise", eps, FIT_DELTA, description=("gaussian", mu))
-    rows.append(("Gaussian label noise (zCDP noise kept)", N_FITS * eps, _tight(spend),
-                 gaussian_epsilon(math.sqrt(N_FITS) * mu, total_delta), 1.0))
+    # NoisyLabelRegressor(mechanism="gaussian"): its noise by the exact profile (the
+    # zCDP noise it drew before stated eps 0.5 where its description implies less, a
+    # record the ledger now refuses); labels of range width 1, so mu = 1 / sigma.
+    sigma_old = gaussian_label_sigma(eps, FIT_DELTA, 1.0, method="cks")
+    sigma = gaussian_label_sigma(eps, FIT_DELTA, 1.0, method="exact")
+    spend = PrivacySpend.leaf("Gaussian label noise", eps, FIT_DELTA,
+                              description=("gaussian", 1.0 / sigma))
+    rows.append(("Gaussian label noise (exact calibration)", N_FITS * eps, _tight(spend),
+                 gaussian_epsilon(math.sqrt(N_FITS) / sigma, total_delta), sigma_old / sigma))
     return rows
 
 
