@@ -18,7 +18,7 @@ file (``--data-home``, default ``.fmnist``), a new draw per seed, pixels in
 [0, 1]. torch uses one thread.
 
     nice python benchmarks/labeldp_pro.py --dataset digits [--epsilons 0.1 0.2 0.5]
-        [--seeds 3] [--denoiser-params '{"projection_steps": 100}']
+        [--seeds 3] [--first-seed 0] [--denoiser-params '{"projection_steps": 100}']
         [--network '{"hidden_units": [], "batch_size": 1024, "max_epochs": 5, "lr": 0.5}']
 """
 
@@ -74,6 +74,7 @@ def main():
     parser.add_argument("--dataset", choices=("digits", "fashion"), default="digits")
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 0.2, 0.5])
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--n-train", type=int, default=10_000)
     parser.add_argument("--n-test", type=int, default=5_000)
     parser.add_argument("--data-home", default=".fmnist")
@@ -92,7 +93,7 @@ def main():
           "settings", flush=True)
     for epsilon in args.epsilons:
         scores = {"none": [], "alt_conv": []}
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             plain, t_plain, clf = run(args, epsilon, seed, "none")
             pro, t_pro, clf_pro = run(args, epsilon, seed, "alt_conv")
             assert (clf.epsilon_, clf.delta_) == (clf_pro.epsilon_, clf_pro.delta_)

@@ -330,12 +330,11 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         Post-processing of every step's noisy average gradient.
         ``"alt_conv"`` is LabelDP-Pro's ALTCONV denoiser (Ghazi et al. 2024):
         the noisy average is replaced by its projection onto the convex hull
-        of the per-class gradients (every class in turn, each clipped to
-        ``max_grad_norm``) of an alternative batch of training rows drawn
-        independently of DP-SGD's batch and of every label, computed by
-        projected gradient descent on the simplex with forward- and
-        reverse-mode products (the matrix of gradients is never formed), its
-        coefficients smoothed towards the uniform weights
+        of the per-class gradients (every class in turn) of an alternative
+        batch of training rows drawn independently of DP-SGD's batch and of
+        every label, computed by projected gradient descent on the simplex
+        with forward- and reverse-mode products (the matrix of gradients is
+        never formed), its coefficients smoothed towards the uniform weights
         (:mod:`~sklearn_labeldp.nn._labeldp_pro`). The training settings and
         the label-DP guarantee (``epsilon_``, ``delta_`` and the spend's
         description) are plain DP-SGD's: the projection is post-processing.
@@ -354,8 +353,8 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         gradient steps per projection, >= 1; 200), ``"projection_lr"`` (their
         step size, positive, or ``"auto"``, the default, ``1 / (2
         ||G||_2^2)``) and ``"clip_per_class"`` (clip the per-class gradients
-        to ``max_grad_norm``; True). The resolved values are recorded in
-        ``mechanism_params_``.
+        to ``max_grad_norm``; False, as in the paper). The resolved values
+        are recorded in ``mechanism_params_``.
 
     Attributes
     ----------

@@ -211,7 +211,7 @@ def test_record_equals_plain_dp_sgd_and_drops_the_example_guarantee():
     assert {k: params[k] for k in ("denoiser", "alt_batch_size", "smoothing", "projection_steps",
                                    "projection_lr", "clip_per_class")} == {
         "denoiser": "alt_conv", "alt_batch_size": 32, "smoothing": 0.75,
-        "projection_steps": 5, "projection_lr": "auto", "clip_per_class": True}
+        "projection_steps": 5, "projection_lr": "auto", "clip_per_class": False}
     assert "denoiser" not in plain.mechanism_params_
     # The training settings are DP-SGD's own.
     shared = {k: v for k, v in params.items() if k in plain.mechanism_params_}
