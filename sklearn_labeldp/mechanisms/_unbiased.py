@@ -279,9 +279,10 @@ def _lifted_windows(coarse, values, starts, ends, outputs):
 
 
 def _optimal_windows(values, probabilities, e):
-    """Column generation over windows: the used windows, outputs and weights, the final
-    duals, and the gap left if it stopped at ``_MAX_ROUNDS`` (else None).
+    """Column generation over windows, started from a coarser grid's solution if large.
 
+    Returns the used windows' starts, ends, outputs and weights, the final
+    duals, and the gap left if it stopped at ``_MAX_ROUNDS`` (else None).
     A grid of more than ``_COARSEST`` values is first solved on
     ``_coarse_grid`` (recursively), and the fine master problem starts from
     the coarse windows lifted (``_lifted_windows``) and the windows of least
