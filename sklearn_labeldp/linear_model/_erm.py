@@ -68,7 +68,7 @@ class DPLogisticRegression(_BasePrivateERM):
       points (the iris at epsilon 1: 0.819 against 0.758); beyond ``rho =
       10`` it keeps objective perturbation on the digits and breast cancer at
       epsilon 0.5 and takes the randomized labels on 2,000 Fashion-MNIST
-      images at epsilon 1 (0.593 against 0.257, 9 splits), see
+      images at epsilon 1 (0.595 against 0.257, 9 splits), see
       :func:`~sklearn_labeldp.linear_model._randomized_labels.auto_solver`.
     - ``"randomized_response"``: label DP only. The labels are randomized
       once by K-ary randomized response (Warner 1965: kept with probability
@@ -222,10 +222,10 @@ class DPLogisticRegression(_BasePrivateERM):
         Inverse regularisation strength, scikit-learn's: ``Lambda = 1 / (2 C
         n)`` on the mapped rows, ``1 / (C n)`` without intercept. ``"auto"``,
         resolved from public quantities only and reported as ``C_``: for
-        ``"randomized_response"`` ``Lambda = (rho - 1) / (3 n) + 1 / (200
-        n)``, with ``rho`` the factor by which randomized response inflates a
-        label's variance (the ridge of noisy labels, plus ``C = 100`` for clean
-        ones); for ``"newton"`` and ``"fc"`` the ``Lambda = (1/4) sqrt(d / 2) sigma`` of
+        ``"randomized_response"`` ``Lambda = min(d, 9) (rho - 1) / (27 n) + 1 /
+        (200 n)``, with ``rho`` the factor by which randomized response
+        inflates a label's variance (the ridge of noisy labels, plus ``C =
+        100`` for clean ones); for ``"newton"`` and ``"fc"`` the ``Lambda = (1/4) sqrt(d / 2) sigma`` of
         the noise std ``sigma`` on the released mean gradient and the mapped
         dimension ``d`` (in the spirit of AdaSSP, Wang 2018: as much ridge as
         the noise moves the curvature), and for ``"newton"`` under
@@ -591,7 +591,7 @@ class DPLinearSVC(_BasePrivateERM):
         (``C_``), with ``nu = d g / (n eps_problem)``: ``Lambda = nu`` (output);
         objective ``nu / sqrt(d)``, or ``min(nu, 2 / K) / (1 - h)`` once ``nu
         > 1 / K`` (``huber_objective_regularization``); randomized response
-        ``Lambda = (rho - 1) / (3 n) + 1 / (200 n)`` as for
+        ``Lambda = min(d, 9) (rho - 1) / (27 n) + 1 / (200 n)`` as for
         :class:`DPLogisticRegression`.
     huber_width : float, default=0.5
         ``h`` > 0.

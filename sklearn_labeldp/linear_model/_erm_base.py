@@ -210,7 +210,8 @@ class _BasePrivateERM(LinearDecisionMixin, DecisionFunctionPredictMixin, BaseLab
             return {"C": self.C}
         if solver == "randomized_response":
             reg = randomized_response_regularization(
-                epsilon=self.epsilon, n_samples=n_samples, n_classes=n_classes)
+                epsilon=self.epsilon, n_samples=n_samples, n_classes=n_classes,
+                n_features=n_features)
         elif solver in ("objective", "output"):
             reg = auto_perturbation_regularization(
                 solver, epsilon=self.epsilon, n_samples=n_samples, n_classes=n_classes,

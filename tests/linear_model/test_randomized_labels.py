@@ -184,16 +184,21 @@ def test_beyond_a_tenfold_inflation_the_two_noises_must_be_at_most_equal():
     assert auto_solver(epsilon=1.0, n_samples=1257, n_features=65, **kw) == "objective"
 
 
-def test_the_ridge_of_randomized_labels_does_not_grow_with_the_dimension():
-    # (rho - 1) / (3 n) + 1 / (200 n): the mapped dimension cancels against the norm of a
-    # separating predictor on rows spread over it.
+def test_the_ridge_of_randomized_labels_stops_growing_with_the_dimension_at_9():
+    # min(d, 9) (rho - 1) / (27 n) + 1 / (200 n): from 9 mapped dimensions on the dimension
+    # cancels against the norm of a separating predictor on rows spread over it.
     rho = rr_vote_inflation(1.0, 10)
-    reg = randomized_response_regularization(epsilon=1.0, n_samples=2000, n_classes=10)
-    assert reg == pytest.approx((rho - 1) / (3 * 2000) + 1 / (200 * 2000))
+
+    def reg(d):
+        return randomized_response_regularization(epsilon=1.0, n_samples=2000, n_classes=10,
+                                                  n_features=d)
+
+    assert reg(785) == reg(9) == pytest.approx((rho - 1) / (3 * 2000) + 1 / (200 * 2000))
+    assert reg(5) == pytest.approx(5 * (rho - 1) / (27 * 2000) + 1 / (200 * 2000))
     fits = [DPLogisticRegression(epsilon=1.0, solver="randomized_response", classes=range(3),
                                  random_state=0).fit(X, np.arange(120) % 3)
-            for X in (np.random.default_rng(0).normal(size=(120, d)) for d in (3, 40))]
-    assert fits[0].C_ == fits[1].C_
+            for X in (np.random.default_rng(0).normal(size=(120, d)) for d in (3, 8, 40))]
+    assert fits[0].C_ > fits[1].C_ == fits[2].C_
 
 
 def test_the_hinge_randomizes_labels_only_while_few_are_expected_to_change():
@@ -217,7 +222,8 @@ def test_auto_is_resolved_from_public_quantities_and_recorded():
         assert len({fit.C_ for fit in fits}) == 1
         assert fits[0].mechanism_params_["C"] == fits[0].C_
     default = DPLogisticRegression(epsilon=4.0, classes=[0, 1, 2]).fit(X, y)
-    reg = randomized_response_regularization(epsilon=4.0, n_samples=150, n_classes=3)
+    reg = randomized_response_regularization(epsilon=4.0, n_samples=150, n_classes=3,
+                                             n_features=5)
     assert default.C_ == pytest.approx(1 / (2 * reg * 150))
     assert default.mechanism_params_["regularization"] == pytest.approx(reg)
 
