@@ -146,7 +146,11 @@ def main(argv=None):
     start = time.perf_counter()
     jobs = [(method, epsilon, seed) for epsilon in args.epsilons for method in args.methods
             for seed in range(args.seeds)]
-    results = Parallel(n_jobs=args.n_jobs)(delayed(cell)(*job, args) for job in jobs)
+    # Forked workers (the multiprocessing backend) run this script's functions by
+    # reference, so each keeps _read's cache across its cells; loky's workers would
+    # need the cached function pickled by value, which lru_cache refuses.
+    results = Parallel(n_jobs=args.n_jobs, backend="multiprocessing")(
+        delayed(cell)(*job, args) for job in jobs)
     scores, seconds = {}, {}
     majority = statistics.median(result[-1] for result in results)
     for method, epsilon, _, score, elapsed, _ in results:
