@@ -42,7 +42,6 @@ from ..utils._validation import non_numeric_columns
 from ._callbacks import WarmupLinearDecay
 from ._dp_sgd_defaults import default_training
 from ._dp_sgd_steps import ghost_clippable, noisy_optimizer, random_source
-from ._labeldp_pro import alt_conv_denoiser, resolve_alt_conv
 from ._net import LabelDPNetClassifier
 from ._net_access import check_params, fit_label_codes
 from ._networks import MLP
@@ -326,35 +325,6 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         Above 0, a progress bar (tqdm, when installed) over the epochs: counts
         and times only. The network's own log stays silent (it would show the
         losses on the true labels).
-    denoiser : {"none", "alt_conv"}, default="none"
-        Post-processing of every step's noisy average gradient.
-        ``"alt_conv"`` is LabelDP-Pro's ALTCONV denoiser (Ghazi et al. 2024):
-        the noisy average is replaced by its projection onto the convex hull
-        of the per-class gradients (every class in turn) of an alternative
-        batch of training rows drawn independently of DP-SGD's batch and of
-        every label, computed by projected gradient descent on the simplex
-        with forward- and reverse-mode products (the matrix of gradients is
-        never formed), its coefficients smoothed towards the uniform weights
-        (:mod:`~sklearn_labeldp.nn._labeldp_pro`). The training settings and
-        the label-DP guarantee (``epsilon_``, ``delta_`` and the spend's
-        description) are plain DP-SGD's: the projection is post-processing.
-        The denoiser reads the alternative batches' features without noise,
-        so the run has no example-level guarantee (``example_epsilon_`` is
-        ``inf``). It costs one projection per step (about 200 pairs of
-        products over the alternative batch). Measured on CPUs against plain
-        DP-SGD with the same settings (``benchmarks/labeldp_pro.py``), it
-        trails it: see :mod:`~sklearn_labeldp.nn._labeldp_pro`.
-    denoiser_params : dict, default=None
-        Settings of ``denoiser="alt_conv"`` (must be None with ``"none"``),
-        each key optional: ``"alt_batch_size"`` (rows of the alternative
-        batch; None, the default, is DP-SGD's expected batch size, at most
-        ``n``), ``"smoothing"`` (``lambda`` in [0, 1] of ``a~ = lambda a +
-        (1 - lambda) / (n2 K)``; 0.75), ``"projection_steps"`` (projected
-        gradient steps per projection, >= 1; 200), ``"projection_lr"`` (their
-        step size, positive, or ``"auto"``, the default, ``1 / (2
-        ||G||_2^2)``) and ``"clip_per_class"`` (clip the per-class gradients
-        to ``max_grad_norm``; False, as in the paper). The resolved values
-        are recorded in ``mechanism_params_``.
 
     Attributes
     ----------
@@ -368,10 +338,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         (the calibrated noise std over ``max_grad_norm``), ``"sample_rate"``
         (``q``) and ``"n_noisy_steps"`` (``T``); with the default network
         also the resolved ``"hidden_units"``, ``"batch_size"``, ``"max_epochs"``
-        and ``"lr"``; with ``denoiser="alt_conv"`` also ``"denoiser"`` and
-        the resolved ``denoiser_params`` (``"alt_batch_size"``,
-        ``"smoothing"``, ``"projection_steps"``, ``"projection_lr"``,
-        ``"clip_per_class"``).
+        and ``"lr"``.
     batch_size_ : int
         Expected batch size of the training: resolved for the default
         network, the given network's own otherwise.
@@ -381,8 +348,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         Learning rate of the training, resolved or the given network's.
     example_epsilon_ : float
         Example-level (add or remove one example) epsilon of the run, at
-        ``example_delta_``; ``inf`` with a denoiser, which reads features
-        without noise.
+        ``example_delta_``.
     example_delta_ : float
         Its delta, ``delta``.
     epsilon_ : float
@@ -477,8 +443,6 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             StrOptions(set(SUBSAMPLED_GAUSSIAN_METHODS)),
             Hidden(StrOptions({"deprecated"})),
         ],
-        "denoiser": [StrOptions({"none", "alt_conv"})],
-        "denoiser_params": [dict, None],
     }
 
     def __init__(
@@ -493,8 +457,6 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         random_state=None,
         accountant=None,
         verbose=0,
-        denoiser="none",
-        denoiser_params=None,
     ):
         self.estimator = estimator
         self.epsilon = epsilon
@@ -505,8 +467,6 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         self.random_state = random_state
         self.accountant = accountant
         self.verbose = verbose
-        self.denoiser = denoiser
-        self.denoiser_params = denoiser_params
 
     def _default_estimator(self):
         # The MLP at epsilon <= 1; the fit resolves its settings (_training_settings).
@@ -676,7 +636,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         noise_multiplier, label_epsilon, example_epsilon = self._calibrate(sample_rate, steps)
         example_delta = self.delta
         if denoising is not None:
-            # The denoiser reads the alternative batches' features without noise:
+            # A denoiser may read features without noise:
             # the label-DP guarantee stands (post-processing), the example one not.
             example_epsilon = math.inf
         params = {
@@ -686,7 +646,7 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
             "n_noisy_steps": steps,
         }
         if denoising is not None:
-            params.update(denoiser="alt_conv", **denoising)
+            params.update(denoising)
         if settings is not None:  # resolved, not given: recorded
             params.update(settings)
         # Recorded with its exact description, checked against the replace-one
@@ -714,33 +674,37 @@ class DPSGDClassifier(CodeClassifierPredictMixin, BaseLabelDPMetaClassifier):
         shell = clone(estimator)
         n_samples = X.shape[0]
         denoising = self._denoiser_settings(0.5 * n_samples, n_samples)
-        denoiser = None
-        if denoising is not None:  # one projection step suffices to check the shapes
-            denoising["projection_steps"] = 1
-            denoiser = alt_conv_denoiser(denoising, 1.0, np.random.default_rng(0))
+        denoiser = None if denoising is None else self._make_denoiser(
+            denoising, 1.0, np.random.default_rng(0), trial=True)
         training = DPSGDTraining(1.0, 1.0, 0.5, 2, n_samples, np.random.default_rng(0),
                                  denoiser=denoiser)
         _train(trial_codes(X.shape[0], n_classes), net=estimator, shell=shell, X=X,
                n_classes=n_classes, training=training)
 
     def _denoiser_settings(self, expected_batch_size, n_samples):
-        """The resolved LabelDP-Pro settings, or None without a denoiser; label-free."""
-        if self.denoiser == "none":
-            if self.denoiser_params is not None:
-                raise ValueError(
-                    "DPSGDClassifier: denoiser_params applies to denoiser='alt_conv' only; got "
-                    f"denoiser_params={self.denoiser_params!r} with denoiser='none'."
-                )
-            return None
-        return resolve_alt_conv(self.denoiser_params, expected_batch_size, n_samples)
+        """Settings of a denoiser of the noisy gradients, or None (plain DP-SGD); label-free.
+
+        A subclass that post-processes every step's noisy average returns
+        them (recorded in ``mechanism_params_``, with a ``"denoiser"`` key
+        naming it) and builds the denoiser in :meth:`_make_denoiser`. The
+        label-DP record is DP-SGD's; the example-level guarantee is dropped,
+        since a denoiser may read features without noise. LabelDP-Pro (Ghazi
+        et al. 2024) is one, measured and not offered:
+        :mod:`~sklearn_labeldp.nn._labeldp_pro`.
+        """
+        return None
+
+    def _make_denoiser(self, settings, max_grad_norm, rng, *, trial=False):
+        """The denoiser of :meth:`_denoiser_settings`' ``settings``, drawing from ``rng``."""
+        raise NotImplementedError
 
     def _fit_private(self, X, labels, plan, fit_params, mechanism_rng, estimator_rng):
         params = plan["params"]
         denoiser = None
-        if params.get("denoiser") == "alt_conv":
-            # Its own stream: the alternative batches read no label and no coin of DP-SGD's.
-            denoiser = alt_conv_denoiser(params, params["max_grad_norm"],
-                                         spawn_generators(mechanism_rng, 1)[0])
+        if "denoiser" in params:
+            # Its own stream: it reads no label and no coin of DP-SGD's.
+            denoiser = self._make_denoiser(params, params["max_grad_norm"],
+                                           spawn_generators(mechanism_rng, 1)[0])
         training = DPSGDTraining(
             params["noise_multiplier"],
             params["max_grad_norm"],

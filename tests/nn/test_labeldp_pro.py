@@ -1,4 +1,4 @@
-"""LabelDP-Pro's ALTCONV denoiser (Ghazi et al. 2024) and DPSGDClassifier(denoiser="alt_conv")."""
+"""LabelDP-Pro's ALTCONV denoiser (Ghazi et al. 2024) and DP-SGD denoised by it (not exported)."""
 
 import importlib.util
 import itertools
@@ -23,6 +23,7 @@ from sklearn_labeldp.nn import MLP, DPSGDClassifier, LabelDPNetClassifier  # noq
 from sklearn_labeldp.nn._labeldp_pro import (  # noqa: E402
     AltConvDenoiser,
     ClassGradients,
+    LabelDPProClassifier,
     largest_eigenvalue,
     project_onto_hull,
     project_onto_simplex,
@@ -191,10 +192,12 @@ def _digits(n=300):
 def _classifier(denoiser="none", denoiser_params=None, **kwargs):
     net = LabelDPNetClassifier(MLP, max_epochs=2, batch_size=64, lr=0.1,
                                module__hidden_units=(8,))
-    if denoiser == "alt_conv" and denoiser_params is None:
+    if denoiser == "none":
+        return DPSGDClassifier(net, epsilon=0.5, classes=range(10), random_state=0, **kwargs)
+    if denoiser_params is None:
         denoiser_params = {"projection_steps": 5, "alt_batch_size": 32}
-    return DPSGDClassifier(net, epsilon=0.5, classes=range(10), random_state=0,
-                           denoiser=denoiser, denoiser_params=denoiser_params, **kwargs)
+    return LabelDPProClassifier(net, epsilon=0.5, classes=range(10), random_state=0,
+                                denoiser_params=denoiser_params, **kwargs)
 
 
 def test_record_equals_plain_dp_sgd_and_drops_the_example_guarantee():
@@ -221,8 +224,8 @@ def test_record_equals_plain_dp_sgd_and_drops_the_example_guarantee():
 
 def test_default_alternative_batch_is_the_expected_batch():
     X, y = _digits()
-    pro = DPSGDClassifier(epsilon=0.5, classes=range(10), random_state=0, denoiser="alt_conv",
-                          denoiser_params={"projection_steps": 2}).fit(X, y)
+    pro = LabelDPProClassifier(epsilon=0.5, classes=range(10), random_state=0,
+                               denoiser_params={"projection_steps": 2}).fit(X, y)
     assert pro.mechanism_params_["alt_batch_size"] == round(
         pro.mechanism_params_["sample_rate"] * len(X))
 
@@ -251,7 +254,6 @@ def test_clone_pickle_and_released_state():
     X, y = _digits()
     clf = _classifier("alt_conv", {"smoothing": 0.5, "projection_steps": 3})
     cloned = clone(clf)
-    assert cloned.get_params()["denoiser"] == "alt_conv"
     assert cloned.get_params()["denoiser_params"] == {"smoothing": 0.5, "projection_steps": 3}
     clf.fit(X, y)
     assert clf.denoiser_params == {"smoothing": 0.5, "projection_steps": 3}  # not mutated
@@ -276,9 +278,9 @@ def test_attacks_on_the_released_network_with_the_denoiser():
     X, y, n_classes = attacks._data("wine")
     net = LabelDPNetClassifier(MLP, max_epochs=2, batch_size=-1, lr=attacks.LR,
                                module__hidden_units=(64,), device="cpu")
-    clf = DPSGDClassifier(net, epsilon=attacks.EPSILON, max_grad_norm=attacks.CLIP,
-                          classes=range(n_classes), random_state=0, denoiser="alt_conv",
-                          denoiser_params={"projection_steps": 5}).fit(X, y)
+    clf = LabelDPProClassifier(net, epsilon=attacks.EPSILON, max_grad_norm=attacks.CLIP,
+                               classes=range(n_classes), random_state=0,
+                               denoiser_params={"projection_steps": 5}).fit(X, y)
     for held in (attacks._pickled(clf), clf):
         accuracy = np.mean(attacks.summed_gradient_attack(held, X, n_classes) == y)
         assert accuracy <= attacks._dp_bound(attacks.EPSILON, n_classes, len(y)), accuracy
@@ -291,24 +293,22 @@ def test_attacks_on_the_released_network_with_the_denoiser():
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"denoiser": "projection"}, "denoiser"),
-        ({"denoiser_params": {"smoothing": 0.5}}, "applies to denoiser='alt_conv' only"),
-        ({"denoiser": "alt_conv", "denoiser_params": {"lambda": 0.5}}, "unknown denoiser_params"),
-        ({"denoiser": "alt_conv", "denoiser_params": {"smoothing": 1.5}}, "smoothing"),
-        ({"denoiser": "alt_conv", "denoiser_params": {"projection_steps": 0}},
+        ({"denoiser_params": {"lambda": 0.5}}, "unknown denoiser_params"),
+        ({"denoiser_params": {"smoothing": 1.5}}, "smoothing"),
+        ({"denoiser_params": {"projection_steps": 0}},
          "projection_steps"),
-        ({"denoiser": "alt_conv", "denoiser_params": {"projection_lr": -1.0}}, "projection_lr"),
-        ({"denoiser": "alt_conv", "denoiser_params": {"alt_batch_size": 0}}, "alt_batch_size"),
-        ({"denoiser": "alt_conv", "denoiser_params": {"clip_per_class": "yes"}},
+        ({"denoiser_params": {"projection_lr": -1.0}}, "projection_lr"),
+        ({"denoiser_params": {"alt_batch_size": 0}}, "alt_batch_size"),
+        ({"denoiser_params": {"clip_per_class": "yes"}},
          "clip_per_class"),
-        ({"denoiser": "alt_conv", "denoiser_params": [("smoothing", 0.5)]}, "denoiser_params"),
+        ({"denoiser_params": [("smoothing", 0.5)]}, "denoiser_params"),
     ],
 )
 def test_bad_parameters_raise_before_the_charge(params, match):
     X, y = _digits(100)
     accountant = BudgetAccountant(epsilon=10.0, delta=1e-3)
-    clf = DPSGDClassifier(epsilon=0.5, classes=range(10), random_state=0, accountant=accountant,
-                          **params)
+    clf = LabelDPProClassifier(epsilon=0.5, classes=range(10), random_state=0,
+                               accountant=accountant, **params)
     with pytest.raises(ValueError, match=match):
         clf.fit(X, y)
     assert not accountant.spends
