@@ -14,8 +14,7 @@ import pickle
 
 import numpy as np
 import pytest
-from scipy.optimize import brentq
-from scipy.stats import binom
+from _exact_privacy import binary_rr_composition, epsilon_at
 
 from sklearn_labeldp.accounting import BudgetAccountant, PrivacySpend, _pld
 from sklearn_labeldp.exceptions import BudgetError
@@ -169,27 +168,13 @@ def test_the_mixture_dominates_its_randomized_response_and_is_the_least(n_output
     assert np.allclose(at_a, _hockey_stick(epsilon, n_outputs, a), rtol=1e-9, atol=0)
 
 
-def _epsilon_at(delta_of, delta):
-    if delta_of(0.0) <= delta:
-        return 0.0
-    upper = 1.0
-    while delta_of(upper) > delta:
-        upper *= 2.0
-    return brentq(lambda e: delta_of(e) - delta, 0.0, upper, xtol=1e-12)
 
 
-def _binary_rr_composition(epsilon, m, delta):
-    """Exact epsilon of ``m`` binary randomized responses at ``epsilon`` (binomial sum)."""
-    p = math.exp(epsilon) / (1.0 + math.exp(epsilon))
-    j = np.arange(m + 1)
-    p_law, q_law = binom.pmf(j, m, p), binom.pmf(j, m, 1 - p)
-    return _epsilon_at(
-        lambda e: float(np.sum(np.maximum(p_law - math.exp(e) * q_law, 0.0))), delta)
 
 
 @pytest.mark.parametrize("epsilon, m", [(0.55, 19), (0.0123, 1000), (0.1, 300), (1.7, 40)])
 def test_equal_records_compose_above_the_exact_binomial_and_within_1e3(epsilon, m):
-    exact = _binary_rr_composition(epsilon, m, SLACK)
+    exact = binary_rr_composition(epsilon, m, SLACK)
     tight = _pld.tight_total([PrivacySpend.randomized_response(epsilon, 2)] * m, SLACK)[0]
     assert exact * (1 - 1e-9) <= tight <= exact * (1 + _pld._TOLERANCE)
 
@@ -211,7 +196,7 @@ def _rounded_composition(epsilons, h, rounding, delta):
         spectrum *= p[i] * np.exp(-frequency * (up[i] - down[i])) + (1 - p[i])
     law = np.fft.irfft(spectrum, size).clip(min=0.0)
     losses = (offset + np.arange(size)) * h
-    return _epsilon_at(
+    return epsilon_at(
         lambda e: float(np.sum(law * -np.expm1(np.minimum(e - losses, 0.0)))), delta)
 
 

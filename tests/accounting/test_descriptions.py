@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy.optimize import brentq
+from _exact_privacy import binary_rr_composition, epsilon_at
 from scipy.stats import binom, norm
 
 from sklearn_labeldp.accounting import (
@@ -33,30 +33,8 @@ SLACK = 1e-6
 N_FITS = 19
 
 
-def _epsilon_at(delta_of, delta):
-    """The epsilon at which the decreasing profile ``delta_of`` reaches ``delta``."""
-    if delta_of(0.0) <= delta:
-        return 0.0
-    upper = 1.0
-    while delta_of(upper) > delta:
-        upper *= 2.0
-    return brentq(lambda e: delta_of(e) - delta, 0.0, upper, xtol=1e-12)
 
 
-def _binary_rr_composition(epsilon, m, delta):
-    """Exact epsilon of ``m`` binary randomized responses at ``epsilon`` (binomial sum).
-
-    Under P the number of kept bits is Bin(m, p) with ``p = e^eps / (1 + e^eps)``,
-    under Q Bin(m, 1 - p); the privacy loss of ``j`` kept bits is ``eps (2 j - m)``.
-    """
-    p = math.exp(epsilon) / (1.0 + math.exp(epsilon))
-    j = np.arange(m + 1)
-    p_law, q_law = binom.pmf(j, m, p), binom.pmf(j, m, 1 - p)
-
-    def delta_of(e):
-        return float(np.sum(np.maximum(p_law - math.exp(e) * q_law, 0.0)))
-
-    return _epsilon_at(delta_of, delta)
 
 
 def _laplace_loss_law(epsilon, h):
@@ -88,7 +66,7 @@ def _composed_lower_epsilon(losses, masses, count, h, delta):
     def delta_of(e):
         return float(np.sum(law * np.maximum(0.0, 1.0 - np.exp(e - grid))))
 
-    return _epsilon_at(delta_of, delta)
+    return epsilon_at(delta_of, delta)
 
 
 def _tight(spend, n=1):
@@ -112,14 +90,14 @@ def test_rappor_is_two_binary_randomized_responses_at_half_epsilon(epsilon):
     def delta_of(e):
         return float(np.sum(np.maximum(p_law - math.exp(e) * q_law, 0.0)))
 
-    exact = _epsilon_at(delta_of, SLACK)
-    assert exact == pytest.approx(_binary_rr_composition(epsilon / 2, 2, SLACK), rel=1e-9)
+    exact = epsilon_at(delta_of, SLACK)
+    assert exact == pytest.approx(binary_rr_composition(epsilon / 2, 2, SLACK), rel=1e-9)
     recorded = _tight(PrivacySpend.rappor(epsilon))
     assert exact * (1 - 1e-9) <= recorded <= exact * 1.01
 
 
 def test_nineteen_rappor_fits_compose_exactly():
-    exact = _binary_rr_composition(0.25, 2 * N_FITS, SLACK)
+    exact = binary_rr_composition(0.25, 2 * N_FITS, SLACK)
     recorded = _tight(PrivacySpend.rappor(0.5), N_FITS)
     assert recorded < 0.5 * N_FITS
     assert 0.99 <= recorded / exact <= 1.01
@@ -197,7 +175,7 @@ def test_rr_with_prior_is_dominated_by_k_ary_rr_at_the_smallest_set():
     # The description the lead's RRWithPriorClassifier records for such a stage.
     spend = PrivacySpend.randomized_response(epsilon, k_min, mechanism="RRWithPrior")
     assert _tight(spend) == pytest.approx(
-        _epsilon_at(lambda e: max(0.0, (math.exp(epsilon) - math.exp(e))
+        epsilon_at(lambda e: max(0.0, (math.exp(epsilon) - math.exp(e))
                                   / (math.exp(epsilon) + k_min - 1)), SLACK), abs=2e-3)
 
 
@@ -222,7 +200,7 @@ def test_gaussian_profile_functions_against_scipy(mu):
     assert gaussian_delta(1.0, mu) == pytest.approx(profile(1.0), rel=1e-9, abs=1e-300)
     epsilon = gaussian_epsilon(mu, 1e-5)
     assert profile(epsilon) <= 1e-5 * (1 + 1e-9)
-    assert epsilon == pytest.approx(_epsilon_at(profile, 1e-5), rel=1e-7)
+    assert epsilon == pytest.approx(epsilon_at(profile, 1e-5), rel=1e-7)
     largest = gaussian_mu(epsilon, 1e-5)
     assert gaussian_delta(epsilon, largest) <= 1e-5
     assert largest == pytest.approx(mu, rel=1e-7)
@@ -361,7 +339,7 @@ def _envelope_composition(epsilon, k, delta, h=1e-4):
     size = k * (edges.size - 1)
     law = np.fft.irfft(np.fft.rfft(np.diff(cdf), size) ** k, size).clip(min=0.0)
     grid = k * edges[1] + np.arange(size) * (edges[1] - edges[0])
-    return _epsilon_at(lambda e: float(np.sum(law * -np.expm1(np.minimum(e - grid, 0.0)))),
+    return epsilon_at(lambda e: float(np.sum(law * -np.expm1(np.minimum(e - grid, 0.0)))),
                        delta)
 
 
@@ -375,7 +353,7 @@ def _best_two_outcome_composition(epsilon, k, delta):
         q1 = math.expm1(t * epsilon) / math.expm1(epsilon)
         p1 = math.exp((1 - t) * epsilon) * q1
         P, Q = binom.pmf(j, k, p1), binom.pmf(j, k, q1)
-        best = max(best, _epsilon_at(
+        best = max(best, epsilon_at(
             lambda e, P=P, Q=Q: float(np.sum(np.maximum(P - np.exp(e) * Q, 0.0))), delta))
     return best
 
@@ -408,7 +386,7 @@ def test_the_exponential_mechanism_is_dominated_by_the_envelope_pair():
     for _ in range(k):  # the exact k-fold loss law, support and masses
         grid = (grid[:, None] + losses[None, :]).ravel()
         law = (law[:, None] * weights[None, :]).ravel()
-    exact = _epsilon_at(lambda e: float(np.sum(law * np.maximum(0.0, 1 - np.exp(e - grid)))),
+    exact = epsilon_at(lambda e: float(np.sum(law * np.maximum(0.0, 1 - np.exp(e - grid)))),
                         SLACK)
     assert exact <= _tight(PrivacySpend.bounded_range(epsilon), k)
 
