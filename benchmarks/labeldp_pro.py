@@ -9,8 +9,9 @@ per-class gradients (coefficients smoothed with lambda = 0.75) adds 1.5 to
 and the same with LabelDP-Pro's denoiser (``LabelDPProClassifier`` of
 :mod:`sklearn_labeldp.nn._labeldp_pro`, which the library does not export
 since it measured worse; optionally ``--denoiser-params`` as JSON), every
-other setting the default one resolved from n, d, K and eps (or the MLP of ``--network``, JSON), and prints the
-test accuracy of both and their wall times, per seed and as means.
+other setting the default one resolved from n, d, K and eps (or the MLP of
+``--network``, JSON), and prints the test accuracy of both and their wall
+times, per seed and as means.
 
 Data (``--dataset``): ``digits``, scikit-learn's 8x8 digits (pixels / 16)
 split 70/30 anew per seed; ``fashion``, ``--n-train`` training and

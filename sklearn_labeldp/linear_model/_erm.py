@@ -219,23 +219,20 @@ class DPLogisticRegression(_BasePrivateERM):
         (Gaussian noise, one joint release); unused by
         ``"randomized_response"`` (pure DP).
     C : float or "auto", default="auto"
-        Inverse regularisation strength, scikit-learn's: ``Lambda = 1 / (2 C
-        n)`` on the mapped rows, ``1 / (C n)`` without intercept. ``"auto"``,
-        resolved from public quantities only and reported as ``C_``: for
-        ``"randomized_response"`` ``Lambda = min(d, 9) (rho - 1) / (27 n) + 1 /
-        (200 n)``, with ``rho`` the factor by which randomized response
-        inflates a label's variance (the ridge of noisy labels, plus ``C =
-        100`` for clean ones); for ``"newton"`` and ``"fc"`` the ``Lambda = (1/4) sqrt(d / 2) sigma`` of
-        the noise std ``sigma`` on the released mean gradient and the mapped
-        dimension ``d`` (in the spirit of AdaSSP, Wang 2018: as much ridge as
-        the noise moves the curvature), and for ``"newton"`` under
-        ``privacy="label"`` at least ``(1/4) sigma^2 / 0.01``, the ridge of a
-        noisy Newton step's bias-variance balance for a fixed signal (Hoerl
-        and Kennard 1970; it matters on small data only); for ``"objective"``
-        and ``"output"``
-        ``Lambda = c nu`` and ``nu``, with ``nu = d g / (n eps_problem)`` the
-        noise's expected norm as a perturbation of the mean gradient and ``c``
-        the loss's curvature bound; 1 for ``"sgd"`` and ``"adam"``.
+        Inverse regularisation strength, scikit-learn's: ``Lambda = 1 / (2 C n)`` on the
+        mapped rows, ``1 / (C n)`` without intercept. ``"auto"``, resolved from public
+        quantities only and reported as ``C_``: for ``"randomized_response"`` ``Lambda =
+        min(d, 9) (rho - 1) / (27 n) + 1 / (200 n)``, with ``rho`` the factor by which
+        randomized response inflates a label's variance (the ridge of noisy labels, plus ``C
+        = 100`` for clean ones); for ``"newton"`` and ``"fc"`` the ``Lambda = (1/4) sqrt(d /
+        2) sigma`` of the noise std ``sigma`` on the released mean gradient and the mapped
+        dimension ``d`` (in the spirit of AdaSSP, Wang 2018: as much ridge as the noise
+        moves the curvature), and for ``"newton"`` under ``privacy="label"`` at least
+        ``(1/4) sigma^2 / 0.01``, the ridge of a noisy Newton step's bias-variance balance
+        for a fixed signal (Hoerl and Kennard 1970; it matters on small data only); for
+        ``"objective"`` and ``"output"`` ``Lambda = c nu`` and ``nu``, with ``nu = d g / (n
+        eps_problem)`` the noise's expected norm as a perturbation of the mean gradient and
+        ``c`` the loss's curvature bound; 1 for ``"sgd"`` and ``"adam"``.
     data_norm : float or "auto", default="auto"
         Bound on the L2 row norms; rows above it are clipped to it. ``"auto"``:
         the median of the row norms of the training ``X``, which clips about
