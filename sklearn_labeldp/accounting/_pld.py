@@ -443,7 +443,9 @@ class Composition:
         return composition
 
     def __reduce__(self):
-        return (Composition.shared, (self._key,))
+        # A module-level function: cloudpickle (dask's, joblib's) would pickle the
+        # bound classmethod by value, with the module's lock among its globals.
+        return (_shared_composition, (self._key,))
 
     def pld(self, descriptions):
         """The PLD of ``descriptions`` (a non-empty list), extending the cache."""
@@ -495,3 +497,8 @@ def tight_total(spends, slack, composition=None):
         pld_delta = min(1.0, math.fsum(described_delta) + slack)
         epsilon += max(0.0, float(pld.get_epsilon_for_delta(pld_delta)))
     return epsilon, min(1.0, math.fsum(rest_delta) + math.fsum(described_delta) + slack)
+
+
+def _shared_composition(key):
+    """:meth:`Composition.shared`, by reference for the pickles of a composition."""
+    return Composition.shared(key)

@@ -265,3 +265,17 @@ def test_an_sqlite_ledger_decodes_each_row_once_per_process(tmp_path):
     _ledger._DECODED.clear()  # as in a process that has read nothing yet
     fresh = acc.spends
     assert fresh == again and fresh[0] is not again[0]
+
+
+def test_an_accountant_pickles_with_cloudpickle_as_dask_and_joblib_send_it(tmp_path):
+    # cloudpickle pickles a bound classmethod by value, with its module's globals (a
+    # lock): the composition must reduce to a module-level function, or a search
+    # sending its accountant to dask workers fails to serialise it (and joblib waits).
+    cloudpickle = pytest.importorskip("cloudpickle")
+    for accountant in (BudgetAccountant(10.0, 1e-4),
+                       BudgetAccountant(10.0, 1e-4, path=tmp_path / "ledger.db")):
+        accountant.spend(0.5, 0.0)
+        restored = cloudpickle.loads(cloudpickle.dumps(accountant))
+        assert restored.total() == accountant.total()
+    shared = _pld.Composition.shared(("sqlite", "x", 1))
+    assert cloudpickle.loads(cloudpickle.dumps(shared)) is shared
