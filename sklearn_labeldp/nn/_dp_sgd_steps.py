@@ -28,6 +28,8 @@ module decides
 import numpy as np
 import torch
 
+from ..utils._random import is_secure_generator
+
 __all__ = [
     "DeviceRandom",
     "HostRandom",
@@ -109,14 +111,6 @@ def _philox(rng, device):
     return generator
 
 
-def _is_secure(rng):
-    try:
-        from randomgen import AESCounter
-    except ImportError:
-        return False
-    return isinstance(rng.bit_generator, AESCounter)
-
-
 def random_source(rng, device):
     """Where a DP-SGD fit's coins and noise are drawn, given its stream and device.
 
@@ -138,7 +132,7 @@ def random_source(rng, device):
     HostRandom or DeviceRandom
     """
     device = torch.device(device)
-    if device.type != "cuda" or _is_secure(rng):
+    if device.type != "cuda" or is_secure_generator(rng):
         return HostRandom(rng)
     return DeviceRandom((_philox(rng, device), _philox(rng, device)))
 

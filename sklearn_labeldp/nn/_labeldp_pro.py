@@ -336,10 +336,11 @@ class AltConvDenoiser:
         """
         if not isinstance(X, (np.ndarray, torch.Tensor)):
             raise TypeError(
-                "DPSGDClassifier(denoiser='alt_conv') samples rows of the training features: X "
+                "LabelDP-Pro's denoiser samples rows of the training features: X "
                 f"must be a numpy array or a torch tensor, got {type(X).__name__}."
             )
         self._params = dict(module.named_parameters())
+        self._names = {id(p): name for name, p in self._params.items()}
         self._buffers = dict(module.named_buffers())
         first = next(iter(self._params.values()))
         self._module = copy.deepcopy(module).eval().requires_grad_(False)
@@ -352,7 +353,7 @@ class AltConvDenoiser:
 
     def __call__(self, params):
         """Replace each parameter's ``.grad`` (the noisy average) by its denoised value."""
-        names = {id(p): name for name, p in self._params.items()}
+        names = self._names
         theta = {name: p.detach() for name, p in self._params.items()}
         rows = torch.as_tensor(self.sample_rows(), device=self._X.device)
         gradients = ClassGradients(self._module, theta, self._buffers, self._X[rows],
@@ -369,7 +370,7 @@ class AltConvDenoiser:
 
     def detach(self):
         """Drop the module copy, parameters, features and generator: nothing outlives training."""
-        for name in ("_module", "_params", "_buffers", "_X"):
+        for name in ("_module", "_params", "_names", "_buffers", "_X"):
             self.__dict__.pop(name, None)
         self.rng = None
 

@@ -51,6 +51,25 @@ def _secure_bit_generator():
     return AESCounter
 
 
+def is_secure_generator(rng):
+    """Whether ``rng`` draws from the secure AES counter-mode bit generator.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    bool
+        False whenever ``randomgen`` is not installed (no such generator exists).
+    """
+    try:
+        bit_generator = _secure_bit_generator()
+    except ImportError:
+        return False
+    return isinstance(rng.bit_generator, bit_generator)
+
+
 def _is_secure(random_state):
     return isinstance(random_state, str) and random_state == SECURE
 
